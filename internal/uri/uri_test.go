@@ -1,0 +1,107 @@
+package uri
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want error
+	}{
+		{"file:///tmp/a.txt", nil},
+		{"test://static-text", nil},
+		{"https://example.com:8443/a/b?x=1&y=2#frag", nil},
+		{"urn:isbn:0451450523", nil},
+		{"db://users/42", nil},
+		{"file:///notes%20and%20more.md", nil},
+		{"mailto:someone@example.com", nil}, // '@' outside an authority is not userinfo
+		{"x-y.z+w:opaque", nil},
+		{"", ErrEmpty},
+		{"relative/path", ErrNoScheme},
+		{"/abs/path", ErrNoScheme},
+		{"://nothing", ErrBadScheme},
+		{"1abc://x", ErrBadScheme},
+		{"a_b://x", ErrBadScheme},
+		{"postgres://user:pass@db.example.com/app", ErrUserinfo},
+		{"https://token@example.com/", ErrUserinfo},
+		{"file:///a b", ErrBadChar},
+		{"file:///caf\u00e9", ErrBadChar},
+		{"file:///a\x00b", ErrBadChar},
+		{"file:///a\\b", ErrBadChar},
+		{"file:///a\nb", ErrBadChar},
+		{"file:///a<b>", ErrBadChar},
+		{"file:///100%", ErrBadEscape},
+		{"file:///%zz", ErrBadEscape},
+		{"file:///%4", ErrBadEscape},
+		{"a:b#c#d", ErrFragment},
+		{"a:" + strings.Repeat("x", DefaultMaxLength), ErrTooLong},
+	} {
+		err := Check(tc.in, 0)
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("Check(%q) = %v, want nil", tc.in, err)
+			}
+			continue
+		}
+		if !errors.Is(err, tc.want) {
+			t.Errorf("Check(%q) = %v, want %v", tc.in, err, tc.want)
+		}
+	}
+}
+
+func TestCheckCustomLimit(t *testing.T) {
+	if err := Check("a:bcdef", 7); err != nil {
+		t.Fatalf("7-byte URI at limit 7: %v", err)
+	}
+	if err := Check("a:bcdefg", 7); !errors.Is(err, ErrTooLong) {
+		t.Fatalf("8-byte URI at limit 7: got %v, want ErrTooLong", err)
+	}
+}
+
+func TestCheckAllocatesNothing(t *testing.T) {
+	allocs := testing.AllocsPerRun(100, func() { _ = Check("file:///some/long/path/to/a%20file.txt?x=1#top", 0) })
+	if allocs != 0 {
+		t.Fatalf("Check allocates %v times per call, want 0", allocs)
+	}
+}
+
+// FuzzCheck asserts that Check never panics and that every URI it accepts
+// is also an absolute URI without userinfo to net/url.
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{
+		"file:///tmp/a.txt", "test://template/1/data", "postgres://u:p@h/db",
+		"a:b", "file:///%41", "x://h/p?q#f", "%", "a:%", "::", "a://@", "a:#",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if Check(s, 0) != nil {
+			return
+		}
+		u, err := url.Parse(s)
+		if err != nil {
+			t.Fatalf("Check accepted %q, url.Parse refused it: %v", s, err)
+		}
+		if u.Scheme == "" {
+			t.Fatalf("Check accepted %q without a scheme", s)
+		}
+		if u.User != nil {
+			t.Fatalf("Check accepted %q with userinfo", s)
+		}
+	})
+}
+
+func TestCheckIPLiteral(t *testing.T) {
+	if err := Check("http://[::1]:8080/x", 0); err != nil {
+		t.Fatalf("IPv6 literal: %v", err)
+	}
+	for _, s := range []string{"A://[", "a:/x[1]", "http://h/[x]", "http://[::1"} {
+		if err := Check(s, 0); !errors.Is(err, ErrBadChar) {
+			t.Errorf("Check(%q) = %v, want ErrBadChar", s, err)
+		}
+	}
+}

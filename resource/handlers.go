@@ -1,0 +1,232 @@
+package resource
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/mcpres/mcpres/internal/uri"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The handlers below are what Mount serves. Each takes and returns go-sdk
+// types, so a server that routes requests itself can call them directly.
+// Every error they return is a *jsonrpc.Error ready to send.
+
+// ListResources answers resources/list: the static resources in URI order,
+// a page at a time. A nil request or params means the first page. A cursor
+// that this registry did not issue for resources/list is answered with
+// -32602 "invalid cursor". The returned resources are the registry's own
+// and must not be modified.
+func (r *Registry) ListResources(ctx context.Context, req *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
+	var cursor string
+	if req != nil && req.Params != nil {
+		cursor = req.Params.Cursor
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	start, end, next, ok := r.cursors.page(kindResources, r.staticURI, cursor, r.opts.PageSize)
+	if !ok {
+		return nil, invalidParams("invalid cursor")
+	}
+	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, end-start), NextCursor: next}
+	for _, u := range r.staticURI[start:end] {
+		res.Resources = append(res.Resources, r.static[u].res)
+	}
+	r.opts.Cache.apply(&res.Cacheable)
+	return res, nil
+}
+
+// ListResourceTemplates answers resources/templates/list: the templates in
+// URI-template order, a page at a time, with cursors as ListResources. The
+// returned templates are the registry's own and must not be modified.
+func (r *Registry) ListResourceTemplates(ctx context.Context, req *mcp.ListResourceTemplatesRequest) (*mcp.ListResourceTemplatesResult, error) {
+	var cursor string
+	if req != nil && req.Params != nil {
+		cursor = req.Params.Cursor
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	start, end, next, ok := r.cursors.page(kindTemplates, r.patterns, cursor, r.opts.PageSize)
+	if !ok {
+		return nil, invalidParams("invalid cursor")
+	}
+	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: make([]*mcp.ResourceTemplate, 0, end-start), NextCursor: next}
+	for _, p := range r.patterns[start:end] {
+		res.ResourceTemplates = append(res.ResourceTemplates, r.byPattern[p].tmpl)
+	}
+	r.opts.Cache.apply(&res.Cacheable)
+	return res, nil
+}
+
+// A target is what a URI resolved to: a static resource, or a template and
+// the variables it matched.
+type target struct {
+	static *staticEntry
+	tmpl   *templateEntry
+	vars   Vars
+}
+
+func (t target) mimeType() string {
+	if t.static != nil {
+		return t.static.res.MIMEType
+	}
+	return t.tmpl.tmpl.MIMEType
+}
+
+func (t target) cache() *Cache {
+	if t.static != nil {
+		return t.static.cache
+	}
+	return t.tmpl.cache
+}
+
+// resolve finds what u names: an exact static resource first, then the
+// first template, in registration order, that matches.
+func (r *Registry) resolve(u string) (target, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if e, ok := r.static[u]; ok {
+		return target{static: e}, true
+	}
+	for _, e := range r.templates {
+		if m := e.compiled.Match(u); m != nil {
+			vars := make(Vars, len(m))
+			for name, v := range m {
+				vars[name] = v.V
+			}
+			return target{tmpl: e, vars: vars}, true
+		}
+	}
+	return target{}, false
+}
+
+// ReadResource answers resources/read. It checks the URI (-32602 saying why
+// if it is not an absolute RFC 3986 URI, is longer than
+// Options.MaxURILength, or carries userinfo), resolves it (a static resource,
+// else the first matching template), calls the read function, fills in
+// each content's URI and MIME type where the read function left them empty,
+// and sets the caching hint.
+//
+// An unknown URI, or a read function that reports ErrNotFound, is answered
+// as described at NotFoundCode. A read function that fails, panics, or
+// returns no contents is answered with -32603 "Internal error"; the detail
+// is logged with the session ID and URI.
+func (r *Registry) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (res *mcp.ReadResourceResult, err error) {
+	if req == nil || req.Params == nil {
+		return nil, invalidParams("resources/read needs params with a uri")
+	}
+	u := req.Params.URI
+	if err := uri.Check(u, r.opts.MaxURILength); err != nil {
+		return nil, invalidParams("invalid resource URI: %v", err)
+	}
+	t, ok := r.resolve(u)
+	if !ok {
+		return nil, r.notFoundError(req.ProtocolVersion(), u)
+	}
+	got, err := r.callRead(ctx, req, t)
+	switch {
+	case isNotFound(err):
+		return nil, r.notFoundError(req.ProtocolVersion(), u)
+	case err != nil:
+		if _, ok := err.(*jsonrpc.Error); ok {
+			return nil, err // a deliberate protocol error from the read function
+		}
+		r.logFailure(ctx, req, "resource read failed", slog.Any("error", err))
+		return nil, errInternal
+	case got == nil || len(got.Contents) == 0:
+		r.logFailure(ctx, req, "resource read returned no contents; return resource.ErrNotFound for a missing resource")
+		return nil, errInternal
+	}
+	return r.complete(got, u, t)
+}
+
+// callRead calls the target's read function, turning a panic into an error.
+func (r *Registry) callRead(ctx context.Context, req *mcp.ReadResourceRequest, t target) (res *mcp.ReadResourceResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("read function panicked: %v\n%s", p, debug.Stack())
+		}
+	}()
+	if t.static != nil {
+		return t.static.read(ctx, req)
+	}
+	return t.tmpl.read(ctx, req, t.vars)
+}
+
+// complete returns a copy of res with each content's URI and MIME type
+// filled in and the caching hint set. The read function's result is not
+// modified: it may be shared between calls.
+func (r *Registry) complete(res *mcp.ReadResourceResult, u string, t target) (*mcp.ReadResourceResult, error) {
+	out := *res
+	out.Contents = make([]*mcp.ResourceContents, len(res.Contents))
+	mime := t.mimeType()
+	for i, c := range res.Contents {
+		if c == nil {
+			r.opts.Logger.Error("resource read returned a nil content entry", "uri", u)
+			return nil, errInternal
+		}
+		if c.URI == "" || c.MIMEType == "" {
+			filled := *c
+			if filled.URI == "" {
+				filled.URI = u
+			}
+			if filled.MIMEType == "" {
+				filled.MIMEType = mime
+			}
+			c = &filled
+		}
+		out.Contents[i] = c
+	}
+	if out.TTLMs == 0 && out.CacheScope == "" {
+		c := r.opts.Cache
+		if ec := t.cache(); ec != nil {
+			c = *ec
+		}
+		c.apply(&out.Cacheable)
+	} else if out.CacheScope == "" {
+		out.CacheScope = string(Public)
+	}
+	return &out, nil
+}
+
+func (r *Registry) logFailure(ctx context.Context, req *mcp.ReadResourceRequest, msg string, attrs ...slog.Attr) {
+	attrs = append(attrs, slog.String("uri", req.Params.URI), slog.String("session_id", sessionID(req.Session)))
+	r.opts.Logger.LogAttrs(ctx, slog.LevelError, msg, attrs...)
+}
+
+func sessionID(s *mcp.ServerSession) string {
+	if s == nil {
+		return ""
+	}
+	return s.ID()
+}
+
+// Subscribe checks a resources/subscribe request: it returns nil if the URI
+// is well formed and names a resource this registry can read (a static
+// resource or a template match), and a -32602 error saying why otherwise. Its
+// signature is that of mcp.ServerOptions.SubscribeHandler, which is where it
+// belongs: go-sdk then records the subscription and delivers
+// Server.ResourceUpdated to it, in both protocol eras.
+func (r *Registry) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	if req == nil || req.Params == nil {
+		return invalidParams("resources/subscribe needs params with a uri")
+	}
+	u := req.Params.URI
+	if err := uri.Check(u, r.opts.MaxURILength); err != nil {
+		return invalidParams("invalid resource URI: %v", err)
+	}
+	if _, ok := r.resolve(u); !ok {
+		return invalidParams("cannot subscribe to %q: no such resource", u)
+	}
+	return nil
+}
+
+// Unsubscribe accepts every resources/unsubscribe request: unsubscribing
+// from something not subscribed is not an error. Its signature is that of
+// mcp.ServerOptions.UnsubscribeHandler, to pair with Subscribe.
+func (r *Registry) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	return nil
+}

@@ -1,0 +1,412 @@
+// Package resource is the registry of MCP resources and the thin handlers
+// that serve it: resources/list, resources/read, resources/templates/list,
+// completion/complete for template variables, and the validation behind
+// resources/subscribe.
+//
+// A Registry holds static resources (one URI, one read function) and
+// resource templates (an RFC 6570 URI template whose read function receives
+// the matched variables, percent-decoded). [Mount] wires a Registry into a
+// go-sdk [mcp.Server] with one call; the handler methods
+// ([Registry.ReadResource], [Registry.ListResources], ...) are also plain
+// functions over go-sdk request and result types, for servers that route
+// requests themselves.
+//
+// Errors follow the MCP specification in one place: an unknown URI is
+// answered with -32602 and data {"uri": …} for clients on protocol
+// 2026-07-28 or later and -32002 for older clients (see [NotFoundCode]); a
+// malformed URI with -32602 saying why; a failing or panicking read function
+// with -32603 that reveals nothing, the detail going to the registry's
+// logger.
+package resource
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpres/mcpres/internal/uri"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
+)
+
+// DefaultPageSize is the number of entries a resources/list or
+// resources/templates/list page holds when [Options.PageSize] is zero.
+const DefaultPageSize = 100
+
+// DefaultMaxURILength is the longest URI, in bytes, that resources/read
+// accepts when [Options.MaxURILength] is zero. Longer URIs are answered with
+// -32602 before any lookup.
+const DefaultMaxURILength = uri.DefaultMaxLength
+
+// DefaultListChangedDelay is how long a Registry gathers changes before it
+// asks mounted servers to send notifications/resources/list_changed, when
+// [Options.ListChangedDelay] is zero.
+const DefaultListChangedDelay = 50 * time.Millisecond
+
+// ErrNotFound is returned, or wrapped, by a read function for a resource
+// that does not exist (a template match with no backing row or file, say).
+// The registry answers it exactly like an unknown URI.
+var ErrNotFound = errors.New("resource not found")
+
+// A ReadFunc reads a static resource. It has the shape of go-sdk's
+// [mcp.ResourceHandler], so existing handlers can be registered unchanged.
+//
+// Contents may leave URI and MIMEType empty: the registry fills in the
+// requested URI and the resource's declared MIME type. A missing resource
+// is reported by returning (or wrapping) [ErrNotFound]; any other error is
+// logged and answered with -32603.
+type ReadFunc = func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error)
+
+// A TemplateReadFunc reads one resource matched by a template. vars holds
+// the template's variables as matched in the request URI, percent-decoded
+// once; a variable the URI does not bind is absent.
+//
+// It reports results and errors as a [ReadFunc] does.
+type TemplateReadFunc func(ctx context.Context, req *mcp.ReadResourceRequest, vars Vars) (*mcp.ReadResourceResult, error)
+
+// Vars holds the values of a template's variables matched in a URI. A
+// variable that takes a list (an exploded one such as {/path*}) has several
+// values; any other has one.
+type Vars map[string][]string
+
+// Get returns the first value of the named variable, or "" if it is unset.
+func (v Vars) Get(name string) string {
+	if vs := v[name]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
+
+// CacheScope says who may reuse a cached result (MCP 2026-07-28 cacheScope).
+type CacheScope string
+
+// The cache scopes of MCP 2026-07-28.
+const (
+	// Public results may be cached and served by any client or intermediary.
+	Public CacheScope = "public"
+	// Private results may be cached only by the requesting user's client.
+	Private CacheScope = "private"
+)
+
+// Cache is the caching hint a result carries to 2026-07-28 clients: ttlMs
+// and cacheScope. The zero value means "immediately stale, public", the
+// protocol's default.
+type Cache struct {
+	// TTL is how long a client may reuse the result; it is sent in whole
+	// milliseconds. Zero means the result is stale at once.
+	TTL time.Duration
+	// Scope is who may reuse it; empty means Public.
+	Scope CacheScope
+}
+
+func (c Cache) apply(dst *mcp.Cacheable) {
+	dst.TTLMs = int(c.TTL / time.Millisecond)
+	dst.CacheScope = string(cmp.Or(c.Scope, Public))
+}
+
+// NotFoundCode chooses the JSON-RPC error code for an unknown resource.
+type NotFoundCode int
+
+const (
+	// NotFoundByVersion, the default, answers -32602 to clients on protocol
+	// 2026-07-28 or later (SEP-2164) and -32002 to older clients, whose
+	// specification recommends that code.
+	NotFoundByVersion NotFoundCode = iota
+	// NotFoundInvalidParams always answers -32602.
+	NotFoundInvalidParams
+	// NotFoundLegacy always answers -32002.
+	NotFoundLegacy
+)
+
+// Options configures a Registry. The zero value is ready to use.
+type Options struct {
+	// Logger receives read-function failures and panics, with the session
+	// ID and URI. Give it the logger your server logs to. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// PageSize is the most entries one list page holds. Zero means
+	// DefaultPageSize; clients cannot raise it.
+	PageSize int
+	// MaxURILength caps the URIs resources/read accepts, in bytes. Zero
+	// means DefaultMaxURILength.
+	MaxURILength int
+	// NotFound chooses the error code for unknown resources; the default
+	// follows the client's protocol version.
+	NotFound NotFoundCode
+	// Cache is the caching hint of every result unless an entry or a read
+	// function sets its own.
+	Cache Cache
+	// ListChangedDelay is how long changes are gathered before mounted
+	// servers send notifications/resources/list_changed: a burst of any
+	// number of changes within it yields one notification. Zero means
+	// DefaultListChangedDelay.
+	ListChangedDelay time.Duration
+}
+
+// A Registry holds static resources and resource templates and answers the
+// MCP resource methods for them. It is safe for concurrent use; entries may
+// be added and removed while it serves requests.
+type Registry struct {
+	opts Options
+
+	mu        sync.RWMutex
+	static    map[string]*staticEntry
+	staticURI []string         // keys of static, sorted: the list order
+	templates []*templateEntry // in registration order: the match order
+	byPattern map[string]*templateEntry
+	patterns  []string // keys of byPattern, sorted: the list order
+
+	cursors cursorKey
+	notify  notifier
+}
+
+type staticEntry struct {
+	res   *mcp.Resource
+	read  ReadFunc
+	cache *Cache
+}
+
+type templateEntry struct {
+	tmpl       *mcp.ResourceTemplate
+	compiled   *uritemplate.Template
+	read       TemplateReadFunc
+	cache      *Cache
+	completers map[string]CompleteFunc
+}
+
+// NewRegistry returns an empty Registry configured by opts, which may be
+// nil. Negative sizes and durations in opts are treated as zero.
+func NewRegistry(opts *Options) *Registry {
+	r := &Registry{
+		static:    make(map[string]*staticEntry),
+		byPattern: make(map[string]*templateEntry),
+		cursors:   newCursorKey(),
+	}
+	if opts != nil {
+		r.opts = *opts
+	}
+	if r.opts.Logger == nil {
+		r.opts.Logger = slog.Default()
+	}
+	if r.opts.PageSize <= 0 {
+		r.opts.PageSize = DefaultPageSize
+	}
+	if r.opts.MaxURILength <= 0 {
+		r.opts.MaxURILength = DefaultMaxURILength
+	}
+	if r.opts.ListChangedDelay <= 0 {
+		r.opts.ListChangedDelay = DefaultListChangedDelay
+	}
+	r.notify.delay = r.opts.ListChangedDelay
+	return r
+}
+
+// An EntryOption configures one resource or template as it is added.
+type EntryOption func(*entryConfig) error
+
+type entryConfig struct {
+	cache      *Cache
+	completers map[string]CompleteFunc
+}
+
+// WithCache sets the caching hint of one resource's or template's results,
+// overriding [Options.Cache]. A read function that sets ttlMs or cacheScope
+// on its result overrides both.
+func WithCache(c Cache) EntryOption {
+	return func(e *entryConfig) error {
+		if c.TTL < 0 {
+			return fmt.Errorf("negative cache TTL %v", c.TTL)
+		}
+		if c.Scope != "" && c.Scope != Public && c.Scope != Private {
+			return fmt.Errorf("unknown cache scope %q", c.Scope)
+		}
+		e.cache = &c
+		return nil
+	}
+}
+
+// Add registers a static resource read by read, replacing any resource with
+// the same URI. The registry keeps a copy of *res, so later changes to res
+// have no effect; Add it again to change its metadata.
+//
+// Add returns an error, and changes nothing, if res or read is nil, if
+// res.URI is not an absolute RFC 3986 URI (see Options.MaxURILength), if
+// res.Name is empty, or if an option is invalid.
+func (r *Registry) Add(res *mcp.Resource, read ReadFunc, opts ...EntryOption) error {
+	if res == nil || read == nil {
+		return errors.New("resource: Add needs a resource and a read function")
+	}
+	if err := uri.Check(res.URI, r.opts.MaxURILength); err != nil {
+		return fmt.Errorf("resource: Add %q: %w", res.URI, err)
+	}
+	if res.Name == "" {
+		return fmt.Errorf("resource: Add %q: the resource has no name", res.URI)
+	}
+	cfg, err := applyOptions(opts)
+	if err != nil {
+		return fmt.Errorf("resource: Add %q: %w", res.URI, err)
+	}
+	if len(cfg.completers) > 0 {
+		return fmt.Errorf("resource: Add %q: completers belong to templates", res.URI)
+	}
+	copied := *res
+	e := &staticEntry{res: &copied, read: read, cache: cfg.cache}
+
+	r.mu.Lock()
+	if _, ok := r.static[res.URI]; !ok {
+		i, _ := slices.BinarySearch(r.staticURI, res.URI)
+		r.staticURI = slices.Insert(r.staticURI, i, res.URI)
+	}
+	r.static[res.URI] = e
+	r.mu.Unlock()
+	r.notify.changed()
+	return nil
+}
+
+// AddTemplate registers a resource template whose matches are read by read,
+// replacing any template with the same URI template. Templates are tried in
+// the order they were added, after static resources; the first that matches
+// a URI reads it. The registry keeps a copy of *t.
+//
+// AddTemplate returns an error, and changes nothing, if t or read is nil, if
+// t.URITemplate does not parse as an RFC 6570 template with a scheme, if
+// t.Name is empty, or if an option is invalid (a completer for a variable
+// the template does not have, say).
+func (r *Registry) AddTemplate(t *mcp.ResourceTemplate, read TemplateReadFunc, opts ...EntryOption) error {
+	if t == nil || read == nil {
+		return errors.New("resource: AddTemplate needs a template and a read function")
+	}
+	compiled, err := uritemplate.New(t.URITemplate)
+	if err != nil {
+		return fmt.Errorf("resource: AddTemplate %q: %w", t.URITemplate, err)
+	}
+	if schemeEnd := indexScheme(t.URITemplate); schemeEnd <= 0 {
+		return fmt.Errorf("resource: AddTemplate %q: the template must start with a literal scheme such as \"file:\"", t.URITemplate)
+	}
+	if t.Name == "" {
+		return fmt.Errorf("resource: AddTemplate %q: the template has no name", t.URITemplate)
+	}
+	cfg, err := applyOptions(opts)
+	if err != nil {
+		return fmt.Errorf("resource: AddTemplate %q: %w", t.URITemplate, err)
+	}
+	for name := range cfg.completers {
+		if !slices.Contains(compiled.Varnames(), name) {
+			return fmt.Errorf("resource: AddTemplate %q: completer for unknown variable %q", t.URITemplate, name)
+		}
+	}
+	copied := *t
+	e := &templateEntry{tmpl: &copied, compiled: compiled, read: read, cache: cfg.cache, completers: cfg.completers}
+
+	r.mu.Lock()
+	if old, ok := r.byPattern[t.URITemplate]; ok {
+		i := slices.Index(r.templates, old)
+		r.templates[i] = e
+	} else {
+		r.templates = append(r.templates, e)
+		i, _ := slices.BinarySearch(r.patterns, t.URITemplate)
+		r.patterns = slices.Insert(r.patterns, i, t.URITemplate)
+	}
+	r.byPattern[t.URITemplate] = e
+	r.mu.Unlock()
+	r.notify.changed()
+	return nil
+}
+
+// indexScheme returns the index of the ':' ending a literal scheme at the
+// start of a URI template, or -1.
+func indexScheme(tmpl string) int {
+	for i := 0; i < len(tmpl); i++ {
+		switch c := tmpl[i]; {
+		case c == ':':
+			return i
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+func applyOptions(opts []EntryOption) (entryConfig, error) {
+	var cfg entryConfig
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			return entryConfig{}, err
+		}
+	}
+	return cfg, nil
+}
+
+// Remove removes the static resources with the given URIs and reports how
+// many there were. Unknown URIs are ignored.
+func (r *Registry) Remove(uris ...string) int {
+	n := 0
+	r.mu.Lock()
+	for _, u := range uris {
+		if _, ok := r.static[u]; !ok {
+			continue
+		}
+		delete(r.static, u)
+		if i, found := slices.BinarySearch(r.staticURI, u); found {
+			r.staticURI = slices.Delete(r.staticURI, i, i+1)
+		}
+		n++
+	}
+	r.mu.Unlock()
+	if n > 0 {
+		r.notify.changed()
+	}
+	return n
+}
+
+// RemoveTemplates removes the templates with the given URI templates and
+// reports how many there were. Unknown templates are ignored.
+func (r *Registry) RemoveTemplates(uriTemplates ...string) int {
+	n := 0
+	r.mu.Lock()
+	for _, t := range uriTemplates {
+		e, ok := r.byPattern[t]
+		if !ok {
+			continue
+		}
+		delete(r.byPattern, t)
+		r.templates = slices.DeleteFunc(r.templates, func(x *templateEntry) bool { return x == e })
+		if i, found := slices.BinarySearch(r.patterns, t); found {
+			r.patterns = slices.Delete(r.patterns, i, i+1)
+		}
+		n++
+	}
+	r.mu.Unlock()
+	if n > 0 {
+		r.notify.changed()
+	}
+	return n
+}
+
+// Text returns a read function that serves the fixed string text, for
+// r.Add(&mcp.Resource{…}, resource.Text("…")). The registry fills in the URI
+// and the resource's MIME type.
+func Text(text string) ReadFunc {
+	return func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: text}}}, nil
+	}
+}
+
+// Bytes returns a read function that serves the fixed bytes data as a blob
+// (base64 on the wire). The registry fills in the URI and the resource's
+// MIME type. data must not be modified afterwards.
+func Bytes(data []byte) ReadFunc {
+	return func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Blob: data}}}, nil
+	}
+}
