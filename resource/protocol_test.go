@@ -433,7 +433,7 @@ func urisOf(n int) []string {
 }
 
 func TestConcurrentChangesAndRequests(t *testing.T) {
-	reg := resource.NewRegistry(&resource.Options{PageSize: 10, Logger: quietLogger()})
+	reg := resource.NewRegistry(&resource.Options{PageSize: 40, Logger: quietLogger()})
 	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "test://tmpl/{n}", Name: "t"},
 		func(_ context.Context, _ *mcp.ReadResourceRequest, v resource.Vars) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: v.Get("n")}}}, nil
@@ -455,7 +455,7 @@ func TestConcurrentChangesAndRequests(t *testing.T) {
 				}
 			})
 			wg.Go(func() { // readers
-				for i := range 50 {
+				for i := range 20 {
 					for _, err := range h.session.Resources(ctx, nil) {
 						if err != nil {
 							t.Error(err)

@@ -90,9 +90,6 @@ func Check(s string, maxLen int) error {
 	if strings.IndexByte(host, '@') >= 0 {
 		return ErrUserinfo
 	}
-	if strings.IndexByte(host, '%') >= 0 {
-		return fmt.Errorf("%w: percent-escapes are not supported in the host", ErrBadEscape)
-	}
 	if i := strings.LastIndexByte(host, ':'); i >= 0 && host[0] != '[' {
 		for _, c := range []byte(host[i+1:]) {
 			if !isDigit(c) {

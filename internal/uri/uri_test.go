@@ -18,6 +18,7 @@ func TestCheck(t *testing.T) {
 		{"urn:isbn:0451450523", nil},
 		{"db://users/42", nil},
 		{"file:///notes%20and%20more.md", nil},
+		{"users://ada%20l/profile", nil}, // RFC 3986 reg-name allows escapes
 		{"mailto:someone@example.com", nil}, // '@' outside an authority is not userinfo
 		{"x-y.z+w:opaque", nil},
 		{"", ErrEmpty},
@@ -70,7 +71,9 @@ func TestCheckAllocatesNothing(t *testing.T) {
 }
 
 // FuzzCheck asserts that Check never panics and that every URI it accepts
-// is also an absolute URI without userinfo to net/url.
+// is also an absolute URI without userinfo to net/url. The one difference
+// allowed: RFC 3986 lets a host hold percent-escapes (custom schemes put
+// template variables there, as in db://{table}/{id}); net/url refuses most.
 func FuzzCheck(f *testing.F) {
 	for _, s := range []string{
 		"file:///tmp/a.txt", "test://template/1/data", "postgres://u:p@h/db",
@@ -83,6 +86,9 @@ func FuzzCheck(f *testing.F) {
 			return
 		}
 		u, err := url.Parse(s)
+		if err != nil && strings.Contains(err.Error(), "invalid URL escape") {
+			return
+		}
 		if err != nil {
 			t.Fatalf("Check accepted %q, url.Parse refused it: %v", s, err)
 		}

@@ -1,0 +1,224 @@
+// Quickstart is a small MCP resource server built with mcpres, meant to be
+// copied as the starting point of your own.
+//
+// It shows how to:
+//
+//   - register static resources in a [resource.Registry]: plain text,
+//     markdown, JSON, and a PNG image embedded with go:embed, each with a
+//     name, title, description, MIME type and size;
+//   - register a resource template, quickstart://greetings/{name}, whose
+//     read function receives the variable already percent-decoded (reading
+//     quickstart://greetings/Ada%20Lovelace greets "Ada Lovelace"), and
+//     which offers completions for {name};
+//   - mount the registry on a go-sdk server with [resource.Mount], and serve
+//     it over stdio (the default) or streamable HTTP.
+//
+// Run it over stdio, the way MCP hosts launch servers:
+//
+//	go run ./examples/quickstart
+//
+// or over streamable HTTP, as http://127.0.0.1:8080:
+//
+//	go run ./examples/quickstart -http 127.0.0.1:8080
+//
+// Logs go to stderr: on stdio, stdout carries the protocol.
+//
+// To use it from Claude Desktop, add it to claude_desktop_config.json (or
+// give a built binary's path as "command" and no "args"):
+//
+//	{
+//	  "mcpServers": {
+//	    "quickstart": {
+//	      "command": "go",
+//	      "args": ["run", "github.com/mcpres/mcpres/examples/quickstart@latest"]
+//	    }
+//	  }
+//	}
+//
+// To use it from VS Code, add it to .vscode/mcp.json:
+//
+//	{
+//	  "servers": {
+//	    "quickstart": {
+//	      "type": "stdio",
+//	      "command": "go",
+//	      "args": ["run", "github.com/mcpres/mcpres/examples/quickstart@latest"]
+//	    }
+//	  }
+//	}
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpres/mcpres/resource"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// logo is a 16x16 PNG served as quickstart://static/logo.png.
+//
+//go:embed logo.png
+var logo []byte
+
+const (
+	helloText = "Hello from the mcpres quickstart server!\n"
+
+	guideMarkdown = `# mcpres quickstart
+
+This server shows the resources an MCP host can read:
+
+- **hello.txt**: plain text
+- **guide.md**: this guide
+- **settings.json**: JSON
+- **logo.png**: a PNG image
+- **greetings/{name}**: a template; try ` + "`quickstart://greetings/Ada%20Lovelace`" + `
+`
+
+	settingsJSON = `{
+  "theme": "light",
+  "language": "en",
+  "features": {"greetings": true, "maxNames": 5}
+}
+`
+)
+
+// names are the values offered when completing {name} in the greetings
+// template.
+var names = []string{"Ada Lovelace", "Alan Turing", "Grace Hopper", "Katherine Johnson", "Ken Thompson"}
+
+func main() {
+	httpAddr := flag.String("http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080) instead of stdio")
+	flag.Parse()
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	reg, err := newRegistry(logger)
+	if err != nil {
+		logger.Error("building the registry", "error", err)
+		os.Exit(1)
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "quickstart", Title: "mcpres quickstart", Version: "v0.1.0"}, nil)
+	resource.Mount(server, reg)
+
+	if *httpAddr != "" {
+		err = serveHTTP(ctx, server, *httpAddr, logger)
+	} else {
+		err = server.Run(ctx, &mcp.StdioTransport{})
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		logger.Error("server failed", "error", err)
+		os.Exit(1)
+	}
+}
+
+// newRegistry returns a registry holding the quickstart's resources.
+func newRegistry(logger *slog.Logger) (*resource.Registry, error) {
+	reg := resource.NewRegistry(&resource.Options{Logger: logger})
+
+	// Static resources: metadata, and a read function. resource.Text and
+	// resource.Bytes serve fixed content; the registry fills in each
+	// content's URI and MIME type from the metadata.
+	statics := []struct {
+		res  *mcp.Resource
+		read resource.ReadFunc
+	}{
+		{&mcp.Resource{
+			URI: "quickstart://static/hello.txt", Name: "hello.txt", Title: "Hello",
+			Description: "A plain-text greeting.", MIMEType: "text/plain", Size: int64(len(helloText)),
+		}, resource.Text(helloText)},
+		{&mcp.Resource{
+			URI: "quickstart://static/guide.md", Name: "guide.md", Title: "Guide",
+			Description: "What this server offers, in markdown.", MIMEType: "text/markdown", Size: int64(len(guideMarkdown)),
+		}, resource.Text(guideMarkdown)},
+		{&mcp.Resource{
+			URI: "quickstart://static/settings.json", Name: "settings.json", Title: "Settings",
+			Description: "Example settings, as JSON.", MIMEType: "application/json", Size: int64(len(settingsJSON)),
+		}, resource.Text(settingsJSON)},
+		{&mcp.Resource{
+			URI: "quickstart://static/logo.png", Name: "logo.png", Title: "Logo",
+			Description: "A 16x16 PNG logo.", MIMEType: "image/png", Size: int64(len(logo)),
+		}, resource.Bytes(logo)},
+	}
+	for _, s := range statics {
+		if err := reg.Add(s.res, s.read); err != nil {
+			return nil, err
+		}
+	}
+
+	// A template: one read function for every URI it matches.
+	err := reg.AddTemplate(&mcp.ResourceTemplate{
+		URITemplate: "quickstart://greetings/{name}",
+		Name:        "greeting",
+		Title:       "Greeting",
+		Description: "A greeting for {name}; percent-encode spaces as %20.",
+		MIMEType:    "text/plain",
+	}, readGreeting, resource.WithCompleter("name", completeName))
+	if err != nil {
+		return nil, err
+	}
+	return reg, nil
+}
+
+// readGreeting reads quickstart://greetings/{name}. vars holds name
+// percent-decoded: "Ada%20Lovelace" arrives as "Ada Lovelace".
+func readGreeting(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+	name := vars.Get("name")
+	if name == "" {
+		return nil, resource.ErrNotFound // answered like an unknown URI
+	}
+	text := fmt.Sprintf("Hello, %s!\n", name)
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: text}}}, nil
+}
+
+// completeName proposes the names that start with what the user has typed,
+// ignoring case.
+func completeName(ctx context.Context, partial string, bound map[string]string) ([]string, error) {
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(strings.ToLower(n), strings.ToLower(partial)) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// serveHTTP serves server over streamable HTTP on addr until ctx is done.
+func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Requests end when ctx does, so that open event streams do not
+		// hold up Shutdown.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"image/png"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// protocolVersions are the protocol versions the client negotiates in turn.
+var protocolVersions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}
+
+const greetingTemplate = "quickstart://greetings/{name}"
+
+// wantMIME is the MIME type of each static resource the quickstart serves.
+var wantMIME = map[string]string{
+	"quickstart://static/hello.txt":     "text/plain",
+	"quickstart://static/guide.md":      "text/markdown",
+	"quickstart://static/settings.json": "application/json",
+	"quickstart://static/logo.png":      "image/png",
+}
+
+// buildQuickstart builds the example into a temporary directory and returns
+// the binary's path.
+func buildQuickstart(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "quickstart")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build:\n%s", out)
+	return bin
+}
+
+// lockedBuffer collects a subprocess's stderr.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// logStderrOnFailure captures cmd's stderr and logs it if t fails.
+func logStderrOnFailure(t *testing.T, cmd *exec.Cmd) *lockedBuffer {
+	stderr := new(lockedBuffer)
+	cmd.Stderr = stderr
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr)
+		}
+	})
+	return stderr
+}
+
+func newClient() *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "quickstart-test", Version: "v0"}, nil)
+}
+
+func TestStdio(t *testing.T) {
+	bin := buildQuickstart(t)
+	for _, version := range protocolVersions {
+		t.Run(version, func(t *testing.T) {
+			ctx := t.Context()
+			cmd := exec.Command(bin)
+			logStderrOnFailure(t, cmd)
+			cs, err := newClient().Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			require.NoError(t, err)
+			t.Cleanup(func() {
+				// Closing stdin must make the server exit cleanly.
+				require.NoError(t, cs.Close(), "server exit")
+			})
+			exercise(t, cs, version)
+		})
+	}
+}
+
+// exercise checks everything the quickstart serves through cs.
+func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
+	ctx := t.Context()
+
+	list, err := cs.ListResources(ctx, nil)
+	require.NoError(t, err)
+	got := make(map[string]*mcp.Resource)
+	for _, r := range list.Resources {
+		got[r.URI] = r
+	}
+	require.Len(t, got, len(wantMIME))
+	for uri, mime := range wantMIME {
+		r := got[uri]
+		require.NotNil(t, r, "resource %s not listed", uri)
+		require.Equal(t, mime, r.MIMEType, uri)
+		require.NotEmpty(t, r.Name, uri)
+		require.NotEmpty(t, r.Title, uri)
+		require.NotEmpty(t, r.Description, uri)
+	}
+
+	read := func(uri string) *mcp.ResourceContents {
+		t.Helper()
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		require.NoError(t, err, uri)
+		require.Len(t, res.Contents, 1, uri)
+		c := res.Contents[0]
+		require.Equal(t, uri, c.URI)
+		return c
+	}
+
+	// Text resources: the declared MIME type and size match the content.
+	for _, uri := range []string{"quickstart://static/hello.txt", "quickstart://static/guide.md", "quickstart://static/settings.json"} {
+		c := read(uri)
+		require.Equal(t, wantMIME[uri], c.MIMEType, uri)
+		require.NotEmpty(t, c.Text, uri)
+		require.Empty(t, c.Blob, uri)
+		require.Equal(t, got[uri].Size, int64(len(c.Text)), "%s: listed size", uri)
+	}
+	require.True(t, strings.HasPrefix(read("quickstart://static/guide.md").Text, "# "), "markdown heading")
+	var settings map[string]any
+	require.NoError(t, json.Unmarshal([]byte(read("quickstart://static/settings.json").Text), &settings))
+	require.NotEmpty(t, settings)
+
+	// The PNG arrives as a blob that decodes as a PNG image.
+	c := read("quickstart://static/logo.png")
+	require.Equal(t, "image/png", c.MIMEType)
+	require.Empty(t, c.Text)
+	require.Equal(t, got["quickstart://static/logo.png"].Size, int64(len(c.Blob)), "listed size")
+	img, err := png.Decode(bytes.NewReader(c.Blob))
+	require.NoError(t, err)
+	require.Equal(t, 16, img.Bounds().Dx())
+	require.Equal(t, 16, img.Bounds().Dy())
+
+	// The template is listed, and its read function sees the decoded name.
+	tmpls, err := cs.ListResourceTemplates(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, tmpls.ResourceTemplates, 1)
+	require.Equal(t, greetingTemplate, tmpls.ResourceTemplates[0].URITemplate)
+	require.Equal(t, "text/plain", tmpls.ResourceTemplates[0].MIMEType)
+
+	c = read("quickstart://greetings/Ada%20Lovelace")
+	require.Equal(t, "text/plain", c.MIMEType)
+	require.Equal(t, "Hello, Ada Lovelace!\n", c.Text)
+
+	// An empty name is not found, with the code the client's version expects.
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "quickstart://greetings/"})
+	var jerr *jsonrpc.Error
+	require.True(t, errors.As(err, &jerr), "want a JSON-RPC error, got %v", err)
+	wantCode := int64(-32002)
+	if version >= "2026-07-28" {
+		wantCode = jsonrpc.CodeInvalidParams
+	}
+	require.Equal(t, wantCode, jerr.Code)
+
+	// Completion of {name} filters the fixed names by prefix, ignoring case.
+	comp, err := cs.Complete(ctx, &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: greetingTemplate},
+		Argument: mcp.CompleteParamsArgument{Name: "name", Value: "a"},
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{"Ada Lovelace", "Alan Turing"}, comp.Completion.Values)
+	require.Equal(t, 2, comp.Completion.Total)
+	require.False(t, comp.Completion.HasMore)
+}
+
+func TestHTTP(t *testing.T) {
+	bin := buildQuickstart(t)
+	addr := freeLoopbackAddr(t)
+
+	cmd := exec.Command(bin, "-http", addr)
+	stderr := logStderrOnFailure(t, cmd)
+	require.NoError(t, cmd.Start())
+	var waitErr error
+	exited := make(chan struct{}) // closed when the server has exited
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		// Ask the server to stop; kill it if it does not.
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			cmd.Process.Kill()
+		}
+		select {
+		case <-exited:
+			require.NoError(t, waitErr, "server exit")
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Error("server did not stop on interrupt; killed it")
+		}
+	})
+
+	waitForListener(t, addr, exited, stderr)
+
+	for _, version := range protocolVersions {
+		t.Run(version, func(t *testing.T) {
+			ctx := t.Context()
+			transport := &mcp.StreamableClientTransport{Endpoint: "http://" + addr}
+			cs, err := newClient().Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			require.NoError(t, err)
+			defer cs.Close()
+			exercise(t, cs, version)
+		})
+	}
+}
+
+// freeLoopbackAddr returns a loopback address with a port that was free a
+// moment ago.
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// waitForListener waits, for at most about ten seconds, until addr accepts
+// connections. It fails t if the server exits first, that is if exited is
+// closed.
+func waitForListener(t *testing.T, addr string, exited <-chan struct{}, stderr *lockedBuffer) {
+	t.Helper()
+	ctx := t.Context()
+	var d net.Dialer
+	for range 100 {
+		select {
+		case <-exited:
+			t.Fatalf("server exited before listening:\n%s", stderr)
+		default:
+		}
+		dialCtx, cancel := context.WithTimeout(ctx, time.Second)
+		conn, err := d.DialContext(dialCtx, "tcp", addr)
+		cancel()
+		if err == nil {
+			conn.Close()
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("server did not listen on %s", addr)
+}

@@ -1,0 +1,149 @@
+package resource_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/mcpres/mcpres/resource"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A registry with a static resource and a template, mounted on a go-sdk
+// server, read by a go-sdk client.
+func ExampleMount() {
+	reg := resource.NewRegistry(nil)
+	if err := reg.Add(&mcp.Resource{
+		URI:      "docs://readme",
+		Name:     "readme",
+		MIMEType: "text/markdown",
+	}, resource.Text("# Hello")); err != nil {
+		log.Fatal(err)
+	}
+	if err := reg.AddTemplate(&mcp.ResourceTemplate{
+		URITemplate: "users://{id}/profile",
+		Name:        "profile",
+		MIMEType:    "application/json",
+	}, func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+			{Text: fmt.Sprintf(`{"id":%q}`, vars.Get("id"))},
+		}}, nil
+	}); err != nil {
+		log.Fatal(err)
+	}
+
+	server := mcp.NewServer(&mcp.Implementation{Name: "example"}, nil)
+	resource.Mount(server, reg)
+
+	// Connect a client in memory; a real server runs server.Run(ctx, &mcp.StdioTransport{}).
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+
+	for _, uri := range []string{"docs://readme", "users://ada%20l/profile"} {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			log.Fatal(err)
+		}
+		c := res.Contents[0]
+		fmt.Println(c.URI, c.MIMEType, c.Text)
+	}
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "docs://missing"})
+	fmt.Println(err)
+	// Output:
+	// docs://readme text/markdown # Hello
+	// users://ada%20l/profile application/json {"id":"ada l"}
+	// calling "resources/read": Resource not found
+}
+
+// The handlers are plain functions over go-sdk types: a server that routes
+// requests itself calls them directly.
+func ExampleRegistry_ReadResource() {
+	reg := resource.NewRegistry(nil)
+	reg.Add(&mcp.Resource{URI: "config://app", Name: "app config", MIMEType: "application/json"},
+		resource.Text(`{"debug":false}`))
+
+	res, err := reg.ReadResource(context.Background(), &mcp.ReadResourceRequest{
+		Params: &mcp.ReadResourceParams{URI: "config://app"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Contents[0].MIMEType, res.Contents[0].Text)
+
+	_, err = reg.ReadResource(context.Background(), &mcp.ReadResourceRequest{
+		Params: &mcp.ReadResourceParams{URI: "postgres://admin:secret@db/app"},
+	})
+	fmt.Println(err)
+	// Output:
+	// application/json {"debug":false}
+	// invalid resource URI: URI carries userinfo (credentials) in its authority
+}
+
+// A template read function returns resource.ErrNotFound for values that
+// name nothing; the client gets the same answer as for an unknown URI.
+func ExampleErrNotFound() {
+	rows := map[string]string{"1": `{"name":"Ada"}`}
+	reg := resource.NewRegistry(nil)
+	reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user", MIMEType: "application/json"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+			row, ok := rows[vars.Get("id")]
+			if !ok {
+				return nil, fmt.Errorf("user %s: %w", vars.Get("id"), resource.ErrNotFound)
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: row}}}, nil
+		})
+
+	for _, uri := range []string{"db://users/1", "db://users/2"} {
+		res, err := reg.ReadResource(context.Background(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}})
+		if err != nil {
+			fmt.Println(uri, "->", err)
+			continue
+		}
+		fmt.Println(uri, "->", res.Contents[0].Text)
+	}
+	// Output:
+	// db://users/1 -> {"name":"Ada"}
+	// db://users/2 -> Resource not found
+}
+
+// Completion for a template variable: the completer returns every
+// candidate, the registry sends at most 100 with an honest total.
+func ExampleWithCompleter() {
+	reg := resource.NewRegistry(nil)
+	services := []string{"api", "auth", "billing"}
+	reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "log://{service}/today", Name: "today's log"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+			return nil, resource.ErrNotFound
+		},
+		resource.WithCompleter("service", func(ctx context.Context, partial string, bound map[string]string) ([]string, error) {
+			var out []string
+			for _, s := range services {
+				if strings.HasPrefix(s, partial) {
+					out = append(out, s)
+				}
+			}
+			return out, nil
+		}))
+
+	res, err := reg.Complete(context.Background(), &mcp.CompleteRequest{Params: &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: "log://{service}/today"},
+		Argument: mcp.CompleteParamsArgument{Name: "service", Value: "a"},
+	}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Completion.Values, res.Completion.Total, res.Completion.HasMore)
+	// Output:
+	// [api auth] 2 false
+}
