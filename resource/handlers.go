@@ -114,7 +114,7 @@ func (r *Registry) resolve(u string) (target, bool) {
 // as described at NotFoundCode. A read function that fails, panics, or
 // returns no contents is answered with -32603 "Internal error"; the detail
 // is logged with the session ID and URI.
-func (r *Registry) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (res *mcp.ReadResourceResult, err error) {
+func (r *Registry) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	if req == nil || req.Params == nil {
 		return nil, invalidParams("resources/read needs params with a uri")
 	}

@@ -21,7 +21,8 @@
 //
 //	go run ./examples/quickstart -http 127.0.0.1:8080
 //
-// Logs go to stderr: on stdio, stdout carries the protocol.
+// Logs go to stderr: on stdio, stdout carries the protocol. The HTTP server
+// has no authentication; keep it on a loopback address.
 //
 // To use it from Claude Desktop, add it to claude_desktop_config.json (or
 // give a built binary's path as "command" and no "args"):
@@ -103,26 +104,34 @@ func main() {
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(*httpAddr, logger); err != nil {
+		logger.Error("server failed", "error", err)
+		os.Exit(1)
+	}
+}
+
+// run serves the quickstart's resources over stdio, or over streamable HTTP
+// on httpAddr if it is set, until the client hangs up (on stdio) or the
+// process is interrupted.
+func run(httpAddr string, logger *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	reg, err := newRegistry(logger)
 	if err != nil {
-		logger.Error("building the registry", "error", err)
-		os.Exit(1)
+		return err
 	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "quickstart", Title: "mcpres quickstart", Version: "v0.1.0"}, nil)
 	resource.Mount(server, reg)
 
-	if *httpAddr != "" {
-		err = serveHTTP(ctx, server, *httpAddr, logger)
-	} else {
-		err = server.Run(ctx, &mcp.StdioTransport{})
+	if httpAddr != "" {
+		return serveHTTP(ctx, server, httpAddr, logger)
 	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		logger.Error("server failed", "error", err)
-		os.Exit(1)
+	err = server.Run(ctx, &mcp.StdioTransport{})
+	if errors.Is(err, context.Canceled) {
+		return nil // interrupted
 	}
+	return err
 }
 
 // newRegistry returns a registry holding the quickstart's resources.
@@ -178,7 +187,9 @@ func newRegistry(logger *slog.Logger) (*resource.Registry, error) {
 func readGreeting(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
 	name := vars.Get("name")
 	if name == "" {
-		return nil, resource.ErrNotFound // answered like an unknown URI
+		// quickstart://greetings/ matches with an empty name. ErrNotFound
+		// is answered exactly like an unknown URI.
+		return nil, resource.ErrNotFound
 	}
 	text := fmt.Sprintf("Hello, %s!\n", name)
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: text}}}, nil
@@ -198,7 +209,12 @@ func completeName(ctx context.Context, partial string, bound map[string]string) 
 
 // serveHTTP serves server over streamable HTTP on addr until ctx is done.
 func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	// Stateless serves each request on its own, and is how go-sdk serves
+	// protocol 2026-07-28 over HTTP; older clients are served too. It rules
+	// out server-initiated messages outside a request (list_changed,
+	// resource updates): drop it if you need those for older clients.
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -206,9 +222,6 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slo
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
-		// Requests end when ctx does, so that open event streams do not
-		// hold up Shutdown.
-		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
 	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String())
 	errc := make(chan error, 1)
@@ -218,7 +231,12 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slo
 		return err
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Let requests in flight finish, then close whatever connections are
+	// left (an HTTP client may hold one open that never sends a request).
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	return srv.Shutdown(shutdownCtx)
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return srv.Close()
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"image/png"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,9 +100,11 @@ func TestStdio(t *testing.T) {
 	}
 }
 
-// exercise checks everything the quickstart serves through cs.
+// exercise checks everything the quickstart serves through cs, a session
+// that asked for protocol version.
 func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	ctx := t.Context()
+	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
 
 	list, err := cs.ListResources(ctx, nil)
 	require.NoError(t, err)
@@ -214,10 +217,15 @@ func TestHTTP(t *testing.T) {
 
 	waitForListener(t, addr, exited, stderr)
 
+	// A client of our own, whose idle connections are closed before the
+	// server is stopped.
+	httpClient := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(httpClient.CloseIdleConnections)
+
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
 			ctx := t.Context()
-			transport := &mcp.StreamableClientTransport{Endpoint: "http://" + addr}
+			transport := &mcp.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: httpClient}
 			cs, err := newClient().Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 			require.NoError(t, err)
 			defer cs.Close()
