@@ -392,26 +392,25 @@ func TestListChangedDebounced(t *testing.T) {
 		for i := range 1000 {
 			require.NoError(t, reg.Add(&mcp.Resource{URI: fmt.Sprintf("test://burst/%d", i), Name: "b"}, resource.Text("b")))
 		}
-		select {
-		case <-got:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no notifications/resources/list_changed after 1,000 adds")
+		// wait waits for one notification, then lets stragglers arrive.
+		wait := func(after string) {
+			t.Helper()
+			select {
+			case <-got:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no notifications/resources/list_changed after %s", after)
+			}
+			time.Sleep(300 * time.Millisecond)
 		}
-		// Let any straggler arrive, then count.
-		time.Sleep(300 * time.Millisecond)
+		wait("1,000 adds")
 		n := notes.Load()
 		assert.GreaterOrEqual(t, n, int32(1))
 		assert.LessOrEqual(t, n, int32(5), "a burst of 1,000 adds must yield a handful of notifications")
 
 		// Removing sends one too; removing nothing sends none.
 		before := notes.Load()
-		assert.Equal(t, 1000, reg.Remove(urisOf(1000)...))
-		select {
-		case <-got:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no list_changed after removal")
-		}
-		time.Sleep(200 * time.Millisecond)
+		assert.Equal(t, 1000, reg.Remove(uris("test://burst/%d", 1000)...))
+		wait("removal")
 		after := notes.Load()
 		assert.Equal(t, 0, reg.Remove("test://never-added"))
 		time.Sleep(200 * time.Millisecond)
@@ -424,10 +423,11 @@ func TestListChangedDebounced(t *testing.T) {
 	})
 }
 
-func urisOf(n int) []string {
+// uris returns format formatted with 0 to n-1.
+func uris(format string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
-		out[i] = fmt.Sprintf("test://burst/%d", i)
+		out[i] = fmt.Sprintf(format, i)
 	}
 	return out
 }
@@ -478,17 +478,9 @@ func TestConcurrentChangesAndRequests(t *testing.T) {
 		}
 		wg.Wait()
 		for w := range 4 {
-			reg.Remove(urisOf2(w)...)
+			reg.Remove(uris(fmt.Sprintf("test://c/%d/%%d", w), 100)...)
 		}
 	})
-}
-
-func urisOf2(w int) []string {
-	var out []string
-	for i := range 100 {
-		out = append(out, fmt.Sprintf("test://c/%d/%d", w, i))
-	}
-	return out
 }
 
 func TestCompletion(t *testing.T) {

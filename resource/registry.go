@@ -115,7 +115,9 @@ type NotFoundCode int
 const (
 	// NotFoundByVersion, the default, answers -32602 to clients on protocol
 	// 2026-07-28 or later (SEP-2164) and -32002 to older clients, whose
-	// specification recommends that code.
+	// specification recommends that code. A request that carries no
+	// protocol version (a direct handler call without a session) counts as
+	// older.
 	NotFoundByVersion NotFoundCode = iota
 	// NotFoundInvalidParams always answers -32602.
 	NotFoundInvalidParams
@@ -259,8 +261,7 @@ func (r *Registry) Add(res *mcp.Resource, read ReadFunc, opts ...EntryOption) er
 
 	r.mu.Lock()
 	if _, ok := r.static[res.URI]; !ok {
-		i, _ := slices.BinarySearch(r.staticURI, res.URI)
-		r.staticURI = slices.Insert(r.staticURI, i, res.URI)
+		r.staticURI = insertSorted(r.staticURI, res.URI)
 	}
 	r.static[res.URI] = e
 	r.mu.Unlock()
@@ -309,8 +310,7 @@ func (r *Registry) AddTemplate(t *mcp.ResourceTemplate, read TemplateReadFunc, o
 		r.templates[i] = e
 	} else {
 		r.templates = append(r.templates, e)
-		i, _ := slices.BinarySearch(r.patterns, t.URITemplate)
-		r.patterns = slices.Insert(r.patterns, i, t.URITemplate)
+		r.patterns = insertSorted(r.patterns, t.URITemplate)
 	}
 	r.byPattern[t.URITemplate] = e
 	r.mu.Unlock()
@@ -357,9 +357,7 @@ func (r *Registry) Remove(uris ...string) int {
 			continue
 		}
 		delete(r.static, u)
-		if i, found := slices.BinarySearch(r.staticURI, u); found {
-			r.staticURI = slices.Delete(r.staticURI, i, i+1)
-		}
+		r.staticURI = deleteSorted(r.staticURI, u)
 		n++
 	}
 	r.mu.Unlock()
@@ -381,9 +379,7 @@ func (r *Registry) RemoveTemplates(uriTemplates ...string) int {
 		}
 		delete(r.byPattern, t)
 		r.templates = slices.DeleteFunc(r.templates, func(x *templateEntry) bool { return x == e })
-		if i, found := slices.BinarySearch(r.patterns, t); found {
-			r.patterns = slices.Delete(r.patterns, i, i+1)
-		}
+		r.patterns = deleteSorted(r.patterns, t)
 		n++
 	}
 	r.mu.Unlock()
@@ -391,6 +387,20 @@ func (r *Registry) RemoveTemplates(uriTemplates ...string) int {
 		r.notify.changed()
 	}
 	return n
+}
+
+// insertSorted inserts k, which it must not hold, into the sorted keys.
+func insertSorted(keys []string, k string) []string {
+	i, _ := slices.BinarySearch(keys, k)
+	return slices.Insert(keys, i, k)
+}
+
+// deleteSorted deletes k, if present, from the sorted keys.
+func deleteSorted(keys []string, k string) []string {
+	if i, found := slices.BinarySearch(keys, k); found {
+		return slices.Delete(keys, i, i+1)
+	}
+	return keys
 }
 
 // Text returns a read function that serves the fixed string text, for
