@@ -48,6 +48,7 @@ func connect(t *testing.T, reg *resource.Registry, version string, sopts *mcp.Se
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, copts)
 	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	require.NoError(t, err)
+	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated protocol version")
 	t.Cleanup(func() {
 		cs.Close()
 		ss.Wait()
