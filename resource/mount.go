@@ -18,10 +18,16 @@ import (
 // sessions, debounced by Options.ListChangedDelay, to legacy sessions
 // directly and to 2026-07-28 sessions that listen for it.
 //
+// Reads pass through go-sdk's own resources/read, so s finishes their
+// results as it does for its own resources: resultType for 2026-07-28
+// clients, and ServerOptions.SetCacheable after the registry's caching
+// hints.
+//
 // Mount installs a receiving middleware. Middleware added to s before Mount
-// does not see the requests r answers, so add your own (logging, auth)
-// after Mount. Resources added to s directly with s.AddResource are hidden
-// behind r: register everything in r.
+// does not see the list and completion requests r answers, and sees reads
+// addressed to an internal URI, so add your own (logging, auth) after
+// Mount. Resources added to s directly with s.AddResource are hidden behind
+// r: register everything in r. Mount one registry per server.
 //
 // Subscriptions are go-sdk's: to serve resources/subscribe, create s with
 // ServerOptions{SubscribeHandler: r.Subscribe, UnsubscribeHandler:
@@ -36,17 +42,26 @@ func Mount(s *mcp.Server, r *Registry) {
 	s.AddReceivingMiddleware(r.middleware)
 	// go-sdk advertises the resources capability, agrees to 2026-07-28
 	// resourcesListChanged listens and sends list_changed only for servers
-	// that hold a resource of their own. The marker is that resource; it is
-	// never listed or read, because the middleware answers those methods.
-	s.AddResource(marker, markerRead)
-	r.notify.add(s)
+	// that hold a resource of their own. The marker is that resource. It is
+	// never listed (the middleware answers the list methods), and reads
+	// reach the registry through it (see middleware).
+	r.notify.add(s, r.readViaMarker)
 }
 
 // marker is the one go-sdk resource behind a mounted registry.
 var marker = &mcp.Resource{URI: "mcpres:registry", Name: "mcpres registry"}
 
-func markerRead(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	return nil, ErrNotFound
+// readKey is the context key under which the middleware passes a
+// resources/read request to readViaMarker.
+type readKey struct{}
+
+// readViaMarker is the marker's read function: it reads the request the
+// middleware set aside.
+func (r *Registry) readViaMarker(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if orig, ok := ctx.Value(readKey{}).(*mcp.ReadResourceRequest); ok {
+		req = orig
+	}
+	return r.ReadResource(ctx, req)
 }
 
 // middleware answers the methods r serves and passes everything else on.
@@ -58,7 +73,19 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListResourceTemplatesRequest:
 			return result(r.ListResourceTemplates(ctx, q))
 		case *mcp.ReadResourceRequest:
-			return result(r.ReadResource(ctx, q))
+			if q.Params == nil {
+				return result(r.ReadResource(ctx, q))
+			}
+			// Send the read on to go-sdk's own resources/read, addressed to
+			// the marker, so go-sdk finishes the result as for any resource
+			// it holds: resultType for 2026-07-28 clients (which only it can
+			// set) and ServerOptions.SetCacheable. The marker's read function
+			// reads the original.
+			ctx = context.WithValue(ctx, readKey{}, q)
+			viaMarker, params := *q, *q.Params
+			params.URI = marker.URI
+			viaMarker.Params = &params
+			return next(ctx, method, &viaMarker)
 		case *mcp.CompleteRequest:
 			if q.Params != nil && q.Params.Ref != nil && q.Params.Ref.Type == "ref/resource" {
 				return result(r.Complete(ctx, q))
@@ -106,12 +133,16 @@ type notifier struct {
 
 	mu      sync.Mutex
 	servers []*mcp.Server
+	read    ReadFunc // the marker's
 	pending bool
 }
 
-func (n *notifier) add(s *mcp.Server) {
+// add adds the marker, read by read, to s, and s to the servers notified.
+func (n *notifier) add(s *mcp.Server, read ReadFunc) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.read = read
+	s.AddResource(marker, read)
 	if !slices.Contains(n.servers, s) {
 		n.servers = append(n.servers, s)
 	}
@@ -130,11 +161,11 @@ func (n *notifier) changed() {
 func (n *notifier) fire() {
 	n.mu.Lock()
 	n.pending = false
-	servers := slices.Clone(n.servers)
+	servers, read := slices.Clone(n.servers), n.read
 	n.mu.Unlock()
 	for _, s := range servers {
 		// Re-adding the marker is go-sdk's public way to say "the resource
 		// list changed": it sends list_changed to the server's sessions.
-		s.AddResource(marker, markerRead)
+		s.AddResource(marker, read)
 	}
 }

@@ -379,6 +379,32 @@ func TestCacheHints(t *testing.T) {
 	})
 }
 
+// TestReadFinishedByServer checks that reads pass through go-sdk's own
+// resources/read: 2026-07-28 clients get resultType "complete", and
+// ServerOptions.SetCacheable has the last word on caching hints.
+func TestReadFinishedByServer(t *testing.T) {
+	reg := resource.NewRegistry(&resource.Options{Cache: resource.Cache{TTL: time.Second}})
+	require.NoError(t, reg.Add(&mcp.Resource{URI: "test://a", Name: "a"}, resource.Text("a")))
+	setCacheable := func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+		if _, ok := req.(*mcp.ReadResourceRequest); ok {
+			c.TTLMs *= 2
+		}
+	}
+	forEachVersion(t, func(t *testing.T, version string) {
+		h := connect(t, reg, version, &mcp.ServerOptions{SetCacheable: setCacheable}, nil)
+		res, err := h.session.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "test://a"})
+		require.NoError(t, err)
+		assert.Equal(t, 2000, res.TTLMs, "SetCacheable applied after the registry's hint")
+		raw, err := json.Marshal(res)
+		require.NoError(t, err)
+		if version >= "2026-07-28" {
+			assert.Contains(t, string(raw), `"resultType":"complete"`)
+		} else {
+			assert.NotContains(t, string(raw), `"resultType"`)
+		}
+	})
+}
+
 func TestListChangedDebounced(t *testing.T) {
 	forEachVersion(t, func(t *testing.T, version string) {
 		reg := resource.NewRegistry(&resource.Options{ListChangedDelay: 20 * time.Millisecond})
