@@ -18,7 +18,7 @@ func TestCheck(t *testing.T) {
 		{"urn:isbn:0451450523", nil},
 		{"db://users/42", nil},
 		{"file:///notes%20and%20more.md", nil},
-		{"users://ada%20l/profile", nil}, // RFC 3986 reg-name allows escapes
+		{"users://ada%20l/profile", nil},    // RFC 3986 reg-name allows escapes
 		{"mailto:someone@example.com", nil}, // '@' outside an authority is not userinfo
 		{"x-y.z+w:opaque", nil},
 		{"", ErrEmpty},
