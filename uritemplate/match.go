@@ -1,0 +1,614 @@
+package uritemplate
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"strings"
+	"unicode/utf8"
+)
+
+// Match reports whether uri matches the template and, if it does, returns
+// the values it binds, each percent-decoded once. A URI with a malformed
+// percent-escape in a value, or one that decodes to invalid UTF-8, does not
+// match. Match never panics, whatever uri holds.
+//
+// Where a template can split a URI in several ways, the earlier expression
+// takes the longest run that still lets the rest match. A template that
+// uses a variable more than once needs the same value each time; matching
+// it gives up, as no match, after 100,000 splits tried, which only a URI
+// crafted against a template with expressions side by side can need.
+func (t *Template) Match(uri string) (Values, bool) {
+	if !t.literalsInOrder(uri) {
+		return Values{}, false
+	}
+	var buf [8]binding
+	m := matcher{t: t, uri: uri}
+	if len(t.names) <= len(buf) {
+		m.binds = buf[:len(t.names)]
+	} else {
+		m.binds = make([]binding, len(t.names))
+	}
+	if !m.match(0, 0) {
+		return Values{}, false
+	}
+	vals := make([]Value, len(t.names))
+	for i, b := range m.binds {
+		if b.set {
+			vals[i] = Value{Kind: b.kind, Items: m.items[b.start:b.end:b.end]}
+		}
+	}
+	return Values{t: t, vals: vals}, true
+}
+
+// literalsInOrder reports whether uri starts with the template's leading
+// literal, ends with its trailing one, and holds the others in order
+// between: a quick check that rejects most URIs without backtracking.
+func (t *Template) literalsInOrder(uri string) bool {
+	pos := 0
+	for i, p := range t.parts {
+		switch {
+		case p.expr != nil:
+			continue
+		case i == 0:
+			if !strings.HasPrefix(uri, p.lit) {
+				return false
+			}
+			pos = len(p.lit)
+		case i == len(t.parts)-1:
+			return strings.HasSuffix(uri[pos:], p.lit)
+		default:
+			j := strings.Index(uri[pos:], p.lit)
+			if j < 0 {
+				return false
+			}
+			pos += j + len(p.lit)
+		}
+	}
+	return true
+}
+
+// A binding records a variable's value as a run of matcher.items.
+type binding struct {
+	set  bool
+	kind Kind
+	// partial is set for a String that a prefix modifier may have cut
+	// short: the variable's value starts with it.
+	partial    bool
+	start, end int32
+}
+
+type matcher struct {
+	t     *Template
+	uri   string
+	binds []binding
+	items []string
+	// failed records (part, position) states known not to match, for
+	// parts whose match does not depend on earlier bindings; failedDeps
+	// records the states of the other parts together with the bindings
+	// they depend on. Both are made on the first backtrack, so the usual
+	// match allocates nothing for them, and they bound the work of
+	// pathological templates.
+	memo       bool
+	failed     []uint64
+	failedDeps map[depState]struct{}
+	spans      []span // by part; see scan
+	tries      int    // splits tried, counted for a template with repeats
+}
+
+// maxRepeatTries bounds the splits Match tries for a template that uses a
+// variable more than once. The failure memo cannot bound those: whether
+// the rest of such a template matches depends on the values bound so far.
+const maxRepeatTries = 100_000
+
+type depState struct {
+	state int
+	deps  uint64 // a hash of the bindings the state depends on; see signature
+}
+
+// match reports whether uri[pos:] matches the template's parts[pi:],
+// binding variables as it goes.
+func (m *matcher) match(pi, pos int) bool {
+	parts := m.t.parts
+	for pi < len(parts) && parts[pi].expr == nil {
+		lit := parts[pi].lit
+		if !strings.HasPrefix(m.uri[pos:], lit) {
+			return false
+		}
+		pos += len(lit)
+		pi++
+	}
+	if pi == len(parts) {
+		return pos == len(m.uri)
+	}
+	key := depState{state: pi*(len(m.uri)+1) + pos}
+	deps := parts[pi].deps
+	keyed := m.memo
+	if keyed {
+		if len(deps) == 0 {
+			if m.failed[key.state/64]&(1<<(key.state%64)) != 0 {
+				return false
+			}
+		} else {
+			key.deps = m.signature(deps)
+			if _, ok := m.failedDeps[key]; ok {
+				return false
+			}
+		}
+	}
+	e := parts[pi].expr
+	// The longest run e may take: up to a character it may not hold,
+	// leaving room for the literals after it, and empty unless it starts
+	// with the character its expansion starts with.
+	maxEnd := min(m.scan(pi, pos, e), len(m.uri)-m.t.parts[pi].minRest)
+	if e.first != 0 && pos < len(m.uri) && m.uri[pos] != e.first && (e.alt == 0 || m.uri[pos] != e.alt) {
+		maxEnd = min(maxEnd, pos)
+	}
+	last := pi+1 == len(parts)
+	// The next expression is at parts[nextPi], after the literal next.
+	var next string
+	nextPi := pi + 1
+	if !last && parts[pi+1].expr == nil {
+		next = parts[pi+1].lit
+		nextPi++
+	}
+	// Whether a failure of the next state is known whatever e binds.
+	peek := nextPi < len(parts) && len(parts[nextPi].deps) == 0
+	tries := 0
+	for end := maxEnd; end >= pos; end-- {
+		if last && end != len(m.uri) {
+			break
+		}
+		if next != "" && !strings.HasPrefix(m.uri[end:], next) {
+			continue
+		}
+		if nextPi == len(parts) && end+len(next) != len(m.uri) {
+			continue
+		}
+		if peek && m.memo {
+			if s := nextPi*(len(m.uri)+1) + end + len(next); m.failed[s/64]&(1<<(s%64)) != 0 {
+				continue
+			}
+		}
+		if tries++; tries > 1 && !m.memo {
+			m.memo = true
+			m.failed = make([]uint64, (len(parts)*(len(m.uri)+1)+63)/64)
+			m.spans = make([]span, len(parts))
+		}
+		if m.t.repeats {
+			if m.tries++; m.tries > maxRepeatTries {
+				return false // and so will every frame below this one
+			}
+		}
+		var saved [4]binding
+		undo := m.save(e, saved[:0])
+		mark := len(m.items)
+		if m.bind(e, m.uri[pos:end]) && m.match(pi+1, end) {
+			return true
+		}
+		m.items = m.items[:mark]
+		m.restore(e, undo)
+	}
+	switch {
+	case !m.memo:
+	case len(deps) == 0:
+		m.failed[key.state/64] |= 1 << (key.state % 64)
+	default:
+		if !keyed {
+			// The bindings are as they were on entry.
+			key.deps = m.signature(deps)
+		}
+		if m.failedDeps == nil {
+			m.failedDeps = make(map[depState]struct{})
+		}
+		m.failedDeps[key] = struct{}{}
+	}
+	return false
+}
+
+// signature hashes the bindings of the variables deps. A hash, not the
+// values themselves, keeps the memory the failure memo takes small; two
+// bindings with the same 64-bit hash are vanishingly unlikely.
+func (m *matcher) signature(deps []int) uint64 {
+	var h maphash.Hash
+	h.SetSeed(hashSeed)
+	var buf [binary.MaxVarintLen64 + 1]byte
+	for _, i := range deps {
+		b := m.binds[i]
+		if !b.set {
+			h.WriteByte(0)
+			continue
+		}
+		flags := 1 | byte(b.kind)<<1
+		if b.partial {
+			flags |= 0x80
+		}
+		buf[0] = flags
+		h.Write(binary.AppendUvarint(buf[:1], uint64(b.end-b.start)))
+		for _, item := range m.items[b.start:b.end] {
+			h.Write(binary.AppendUvarint(buf[:0], uint64(len(item))))
+			h.WriteString(item)
+		}
+	}
+	return h.Sum64()
+}
+
+var hashSeed = maphash.MakeSeed()
+
+func (m *matcher) save(e *expr, buf []binding) []binding {
+	for _, v := range e.vars {
+		buf = append(buf, m.binds[v.index])
+	}
+	return buf
+}
+
+func (m *matcher) restore(e *expr, saved []binding) {
+	for i, v := range e.vars {
+		m.binds[v.index] = saved[i]
+	}
+}
+
+// scan returns the end of the longest run from pos of characters that e,
+// parts[pi], may cover. Once the matcher backtracks it remembers the last
+// run for each part, so that scans from positions going down cost little.
+func (m *matcher) scan(pi, pos int, e *expr) int {
+	var sp *span
+	if m.spans != nil {
+		sp = &m.spans[pi]
+		if sp.ok && sp.lo <= pos && pos <= sp.stop {
+			return sp.stop
+		}
+	}
+	i := pos
+	for ; i < len(m.uri); i++ {
+		if sp != nil && sp.ok && i == sp.lo {
+			i = sp.stop
+			break
+		}
+		if !e.allows(m.uri[i]) {
+			break
+		}
+	}
+	if sp != nil {
+		*sp = span{ok: true, lo: pos, stop: i}
+	}
+	return i
+}
+
+// A span is a run uri[lo:stop] of characters that an expression may cover,
+// with stop at the end of uri or a character it may not.
+type span struct {
+	ok       bool
+	lo, stop int
+}
+
+// allows reports whether c may appear in a match of e.
+func (e *expr) allows(c byte) bool {
+	return c < 0x80 && e.allow[c]
+}
+
+// uriChars marks the characters of RFC 3986: unreserved, reserved and '%'.
+var uriChars = func() (t [128]byte) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%") {
+		t[c] = 1
+	}
+	return t
+}()
+
+// bind decodes s, the text e covers, into its variables.
+func (m *matcher) bind(e *expr, s string) bool {
+	if s == "" {
+		// Every variable undefined, or for {x} the empty string.
+		if e.first == 0 && len(e.vars) == 1 {
+			return m.setString(e.vars[0], "")
+		}
+		return true
+	}
+	if e.first != 0 {
+		if s[0] != e.first && (e.alt == 0 || s[0] != e.alt) {
+			return false
+		}
+		s = s[1:]
+	}
+	if e.named {
+		return m.bindNamed(e, s)
+	}
+	return m.bindPositional(e, s)
+}
+
+// bindPositional binds the items of s, split on e's separator, to e's
+// variables in order. An exploded variable takes as many items as the
+// variables after it leave. The last variable, if not exploded, takes the
+// rest, as a list if it holds a ',': the separators ',' and '.' in it are
+// its own, since expansion never encodes '.' and gives a list with ','.
+// Items left over (after the last {/x}) make s not match.
+func (m *matcher) bindPositional(e *expr, s string) bool {
+	left := strings.Count(s, string(e.sep)) + 1
+	rest := s
+	for vi, v := range e.vars {
+		if left == 0 {
+			break // the remaining variables are undefined
+		}
+		after := len(e.vars) - vi - 1
+		switch {
+		case v.explode:
+			take := max(left-after, 1)
+			var run string
+			run, rest = cutItems(rest, e.sep, take)
+			left -= take
+			if !m.setItems(v, run, e.sep, true) {
+				return false
+			}
+		case after == 0 && e.sep != '/':
+			left = 0
+			if e.reserved && len(e.vars) == 1 {
+				// {+path} and {#frag}: a ',' is as likely part of a file
+				// name as a list separator, and expansion keeps ',' as
+				// is: the value is one string.
+				val, ok := decode(rest)
+				if !ok || !m.setString(v, val) {
+					return false
+				}
+				continue
+			}
+			if !m.setItems(v, rest, ',', false) {
+				return false
+			}
+		default:
+			var item string
+			item, rest = cutItems(rest, e.sep, 1)
+			left--
+			if !m.setItems(v, item, ',', false) {
+				return false
+			}
+		}
+	}
+	return left == 0
+}
+
+// cutItems returns the first n sep-separated items of s, and the rest.
+func cutItems(s string, sep byte, n int) (items, rest string) {
+	i := 0
+	for ; n > 0; n-- {
+		j := strings.IndexByte(s[i:], sep)
+		if j < 0 {
+			return s, ""
+		}
+		i += j + 1
+	}
+	return s[:i-1], s[i:]
+}
+
+// setItems binds v to the sep-separated items of run: a String if there is
+// one item, else a List, or Pairs if v is exploded and every item is
+// key=value.
+func (m *matcher) setItems(v varspec, run string, sep byte, exploded bool) bool {
+	if strings.IndexByte(run, sep) < 0 && !(exploded && strings.IndexByte(run, '=') >= 0) {
+		val, ok := decode(run)
+		if !ok {
+			return false
+		}
+		if exploded {
+			return m.set(v, List, m.push(val))
+		}
+		return m.setString(v, val)
+	}
+	kind := List
+	if exploded && allPairs(run, sep) {
+		kind = Pairs
+	}
+	start := len(m.items)
+	for item := range strings.SplitSeq(run, string(sep)) {
+		if kind == Pairs {
+			k, val, _ := strings.Cut(item, "=")
+			if !m.pushDecoded(k) || !m.pushDecoded(val) {
+				return false
+			}
+			continue
+		}
+		if !m.pushDecoded(item) {
+			return false
+		}
+	}
+	return m.set(v, kind, start)
+}
+
+func allPairs(run string, sep byte) bool {
+	for item := range strings.SplitSeq(run, string(sep)) {
+		if strings.IndexByte(item, '=') < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// bindNamed binds the name=value items of s to e's variables by name, in
+// any order. A non-exploded variable takes the first item with its name.
+// An exploded one takes every item with its name as a List or, if there is
+// none, the items no variable of e names, as Pairs. Other items are
+// ignored.
+func (m *matcher) bindNamed(e *expr, s string) bool {
+	for _, v := range e.vars {
+		start, found := len(m.items), false
+		for item := range strings.SplitSeq(s, string(e.sep)) {
+			k, val, _ := strings.Cut(item, "=")
+			if k != v.name {
+				continue
+			}
+			if !v.explode {
+				if !m.setItems(v, val, ',', false) {
+					return false
+				}
+				found = true
+				break
+			}
+			if !m.pushDecoded(val) {
+				return false
+			}
+			found = true
+		}
+		switch {
+		case !v.explode:
+		case found:
+			if !m.set(v, List, start) {
+				return false
+			}
+		default:
+			if !m.bindPairs(e, v, s) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// bindPairs binds the exploded variable v to the key=value items of s that
+// no variable of e names.
+func (m *matcher) bindPairs(e *expr, v varspec, s string) bool {
+	start := len(m.items)
+	for item := range strings.SplitSeq(s, string(e.sep)) {
+		k, val, _ := strings.Cut(item, "=")
+		if item == "" || e.names(k) {
+			continue
+		}
+		if !m.pushDecoded(k) || !m.pushDecoded(val) {
+			return false
+		}
+	}
+	return len(m.items) == start || m.set(v, Pairs, start)
+}
+
+// names reports whether some variable of e is called k.
+func (e *expr) names(k string) bool {
+	for _, v := range e.vars {
+		if v.name == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *matcher) push(s string) int {
+	if m.items == nil {
+		m.items = make([]string, 0, max(m.t.items, 1))
+	}
+	m.items = append(m.items, s)
+	return len(m.items) - 1
+}
+
+func (m *matcher) pushDecoded(s string) bool {
+	val, ok := decode(s)
+	if ok {
+		m.push(val)
+	}
+	return ok
+}
+
+func (m *matcher) setString(v varspec, s string) bool {
+	if v.prefix > 0 && utf8.RuneCountInString(s) > v.prefix {
+		return false
+	}
+	return m.set(v, String, m.push(s))
+}
+
+// set binds v to the items from start on. A variable bound before (it
+// appears twice in the template) must get the same items or, where a
+// prefix modifier cut one of the two short, values that agree as far as
+// it goes; the longer is kept.
+func (m *matcher) set(v varspec, kind Kind, start int) bool {
+	if kind != String && m.t.prefixed[v.index] {
+		return false // RFC 6570: prefixes apply to strings only
+	}
+	end := int32(len(m.items))
+	cur := binding{set: true, kind: kind, start: int32(start), end: end}
+	if v.prefix > 0 {
+		cur.partial = utf8.RuneCountInString(m.items[start]) == v.prefix
+	}
+	b := &m.binds[v.index]
+	if !b.set {
+		*b = cur
+		return true
+	}
+	old, now := m.items[b.start:b.end], m.items[start:end]
+	switch {
+	case !b.partial && !cur.partial:
+		// The same items, but maybe not the same kind: an exploded
+		// variable matches a List where one not exploded matches a
+		// String (one item) or a List (Pairs' keys and values), and
+		// expansion writes both alike. Keep the String or Pairs.
+		if !equal(old, now) {
+			return false
+		}
+		if b.kind == List {
+			*b = cur
+		}
+	// One is partial: the variable has a prefix modifier, so both are
+	// strings.
+	case len(now[0]) > len(old[0]):
+		if !b.partial || !strings.HasPrefix(now[0], old[0]) {
+			return false
+		}
+		*b = cur
+	case len(now[0]) < len(old[0]):
+		return cur.partial && strings.HasPrefix(old[0], now[0])
+	case now[0] != old[0]:
+		return false
+	case !cur.partial:
+		*b = cur // the same value, now known whole
+	}
+	return true
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// decode percent-decodes s once. It reports false for a malformed escape
+// or a result that is not valid UTF-8.
+func decode(s string) (string, bool) {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s, true // only URI characters: ASCII
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			return "", false
+		}
+		b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+		i += 2
+	}
+	out := b.String()
+	if !utf8.ValidString(out) {
+		return "", false
+	}
+	return out, true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
+}

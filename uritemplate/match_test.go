@@ -1,0 +1,399 @@
+package uritemplate_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpres/mcpres/uritemplate"
+)
+
+// noMatch marks a URI the template must not match.
+var noMatch map[string]uritemplate.Value
+
+type matchCase struct {
+	template, uri string
+	want          map[string]uritemplate.Value // noMatch for none
+}
+
+func runMatchCases(t *testing.T, cases []matchCase) {
+	t.Helper()
+	for _, c := range cases {
+		tmpl, err := uritemplate.Parse(c.template)
+		require.NoError(t, err, c.template)
+		m, ok := tmpl.Match(c.uri)
+		if c.want == nil {
+			assert.False(t, ok, "%s must not match %q; got %v", c.template, c.uri, m.Map())
+			continue
+		}
+		if assert.True(t, ok, "%s must match %q", c.template, c.uri) {
+			assert.Equal(t, c.want, m.Map(), "%s matching %q", c.template, c.uri)
+		}
+	}
+}
+
+func TestMatchQuery(t *testing.T) {
+	runMatchCases(t, []matchCase{
+		// Any order, each optional, unknown parameters ignored.
+		{"x://s{?a,b}", "x://s?a=1&b=2", vals("a", "1", "b", "2")},
+		{"x://s{?a,b}", "x://s?b=2&a=1", vals("a", "1", "b", "2")},
+		{"x://s{?a,b}", "x://s?a=1", vals("a", "1")},
+		{"x://s{?a,b}", "x://s?b=2", vals("b", "2")},
+		{"x://s{?a,b}", "x://s", vals()},
+		{"x://s{?a,b}", "x://s?", vals()},
+		{"x://s{?a,b}", "x://s?c=3&b=2&d&&e=", vals("b", "2")},
+		{"x://s{?a,b}", "x://s?c=3", vals()},
+		// Unknown parameters are not decoded: a bad escape in one does
+		// not matter.
+		{"x://s{?a}", "x://s?a=1&z=%FF", vals("a", "1")},
+		// The first of a repeated parameter wins.
+		{"x://s{?a}", "x://s?a=1&a=2", vals("a", "1")},
+		{"x://s{?a}", "x://s?a", vals("a", "")},
+		{"x://s{?a}", "x://s?a=", vals("a", "")},
+		{"x://s{?a}", "x://s?a=b=c", vals("a", "b=c")},
+		{"x://s{?a}", "x://s?a=1,2", vals("a", lv("1", "2"))},
+		{"x://s{?a}", "x://s?a=%20%26", vals("a", " &")},
+		{"x://s{?a}", "x://s?a=/b?c", vals("a", "/b?c")},
+		{"x://s{?a}", "x://s?a=1#f", noMatch},
+		{"x://s{?a}", "x://s?a=%FF", noMatch},
+		{"x://s{?a*}", "x://s?a=1&a=%FF", noMatch},
+		{"x://{a}{?a*}", "x://1,2?a=1&a=2", vals("a", lv("1", "2"))},
+		{"x://{a}{?a*}", "x://1?a=1&a=2", noMatch},
+		{"x://s{?a}", "x://s&a=1", noMatch},
+		{"x://s{?a}", "x://sa=1", noMatch},
+		// {&…} after {?…} joins the same query: any order; it may start
+		// the query where the {?…} variables are undefined, as expansion
+		// has it.
+		{"x://s{?a}{&b,c}", "x://s?c=3&b=2&a=1", vals("a", "1", "b", "2", "c", "3")},
+		{"x://s{?a}{&b}", "x://s?b=2", vals("b", "2")},
+		{"x://s{?a}{&b}", "x://s&b=2", vals("b", "2")},
+		// A {&…} after a literal query.
+		{"x://s?fixed=yes{&x}", "x://s?fixed=yes&x=1024", vals("x", "1024")},
+		{"x://s?fixed=yes{&x}", "x://s?fixed=yes&y=1&x=2", vals("x", "2")},
+		{"x://s?fixed=yes{&x}", "x://s?fixed=yes", vals()},
+		{"x://s?fixed=yes{&x}", "x://s?x=2&fixed=yes", noMatch},
+		// Exploded query variables.
+		{"x://s{?list*}", "x://s?list=a&other=1&list=b", vals("list", lv("a", "b"))},
+		{"x://s{?list*}", "x://s?list=a", vals("list", lv("a"))},
+		{"x://s{?a,keys*}", "x://s?a=1&k=v&z=&w", vals("a", "1", "keys", pv("k", "v", "z", "", "w", ""))},
+		{"x://s{?keys*}", "x://s?k%20=%20v", vals("keys", pv("k ", " v"))},
+		{"x://s{?keys*}", "x://s?%FF=1", noMatch},
+		// Path-style parameters, any order too.
+		{"x:{;a,b}", "x:;b=2;a=1", vals("a", "1", "b", "2")},
+		{"x:{;a,b}", "x:;a;c=3", vals("a", "")},
+		{"x:{;list*}", "x:;list=a;list=b", vals("list", lv("a", "b"))},
+		{"x:{;keys*}", "x:;a=1;b=2", vals("keys", pv("a", "1", "b", "2"))},
+		{"x:{;a}", "x:;a=1/b", noMatch},
+		{"x:{;a}", "x:a=1", noMatch},
+		// {x} takes sub-delimiters, but not the ';' or '&' that starts a
+		// {;…} or {&…} right after it, which its expansion never holds.
+		{"x://{id}{;v}", "x://item;v=2", vals("id", "item", "v", "2")},
+		{"x://{id}{;v}", "x://item;w=2", vals("id", "item")},
+		{"x://{id}{b}{;v}", "x://item;v=2", vals("id", "item", "b", "", "v", "2")},
+		{"x://{id};{v}", "x://a;b;c", vals("id", "a;b", "v", "c")},
+		{"x://{id}{&v}", "x://item&v=2", vals("id", "item", "v", "2")},
+		{"x://{id}", "x://item;v=2&w=3", vals("id", "item;v=2&w=3")},
+		{"x://{/p}{;v}", "x:///a;v=1", vals("p", "a", "v", "1")},
+		{"x://{?q}{/p}", "x://?q=1/a", vals("q", "1", "p", "a")},
+	})
+}
+
+func TestMatchSimple(t *testing.T) {
+	runMatchCases(t, []matchCase{
+		{"x://{a}/{b}", "x://1/2", vals("a", "1", "b", "2")},
+		// {x} stops at '/', '?' and '#'.
+		{"x://{a}/{b}", "x://1/2/3", noMatch},
+		{"x://{a}", "x://a/b", noMatch},
+		{"x://{a}", "x://a?b", noMatch},
+		{"x://{a}", "x://a#b", noMatch},
+		{"db://{table}/{id}", "db://users/42/extra", noMatch},
+		{"x://{a}", "x://a%2Fb%3F%23", vals("a", "a/b?#")},
+		// A ',' separates list items.
+		{"x://{a}", "x://a,b", vals("a", lv("a", "b"))},
+		{"x://{a}", "x://a,", vals("a", lv("a", ""))},
+		{"x://{a}", "x://a%2Cb", vals("a", "a,b")},
+		// Sub-delimiters and other reserved characters clients leave
+		// unencoded are taken.
+		{"x://{a}", "x://O'Brien", vals("a", "O'Brien")},
+		{"x://{a}", "x://it's(1)!*~", vals("a", "it's(1)!*~")},
+		{"x://{a}", "x://a=b&c;d:e@f$g+h[i]", vals("a", "a=b&c;d:e@f$g+h[i]")},
+		{"x://{a}", "x://", vals("a", "")},
+		// Characters that are not URI characters are not.
+		{"x://{a}", "x://a b", noMatch},
+		{"x://{a}", "x://é", noMatch},
+		{"x://{a}", "x://a\"b", noMatch},
+		{"x://{a}", "x://a{b}", noMatch},
+		// Literals are compared exactly.
+		{"x://a/{b}", "x://A/1", noMatch},
+		{"x://a/{b}", "x://%61/1", noMatch},
+		{"x://a", "x://a", vals()},
+		{"x://a", "x://a/", noMatch},
+		{"x://a", "x://", noMatch},
+		{"", "", vals()},
+		{"", "x", noMatch},
+		{"{a}", "", vals("a", "")},
+		// Non-ASCII literals, as written.
+		{"x://é/{a}", "x://é/1", vals("a", "1")},
+		{"x://é/{a}", "x://%C3%A9/1", noMatch},
+	})
+}
+
+func TestMatchReserved(t *testing.T) {
+	runMatchCases(t, []matchCase{
+		{"file:///{+path}", "file:///a/b/c.txt", vals("path", "a/b/c.txt")},
+		{"file:///{+path}", "file:///", vals("path", "")},
+		{"file:///{+path}", "file:///a%20b/%C3%A9", vals("path", "a b/é")},
+		{"file:///{+path}", "file:///a%2Fb", vals("path", "a/b")},
+		// Nothing later needs the '?' or '#': {+path} takes them.
+		{"file:///{+path}", "file:///a/b?q=1#f", vals("path", "a/b?q=1#f")},
+		// A later {?q} needs the '?'.
+		{"file:///{+path}{?q}", "file:///a/b?q=1", vals("path", "a/b", "q", "1")},
+		{"file:///{+path}{?q}", "file:///a/b", vals("path", "a/b")},
+		{"file:///{+path}{?q}", "file:///a/b?r=1", vals("path", "a/b")},
+		{"file:///{+path}{?q}{&r}", "file:///a?r=2&q=1", vals("path", "a", "q", "1", "r", "2")},
+		// ... or a later literal '?', or a {#…} the '#'.
+		{"x:{+a}?v={b}", "x:/p/q?v=1", vals("a", "/p/q", "b", "1")},
+		{"x:{+a}{#f}", "x:/p#frag", vals("a", "/p", "f", "frag")},
+		{"x:{+a}{#f}", "x:/p#a#b", vals("a", "/p", "f", "a#b")},
+		// A later literal: the longest run that lets it match.
+		{"x:{+a}/z", "x:1/2/z", vals("a", "1/2")},
+		{"x:{+a}/z", "x:1/2/z/z", vals("a", "1/2/z")},
+		{"{+base}index", "http://example.com/home/index", vals("base", "http://example.com/home/")},
+		// Fragments take everything after the '#'.
+		{"x:{#f}", "x:#a/b?c#d", vals("f", "a/b?c#d")},
+		{"x:{#f}", "x:#", vals("f", "")},
+		{"x:{#f}", "x:", vals()},
+		{"x:{#f}", "x:a", noMatch},
+		// Several variables split on ','.
+		{"x:{+a,b}", "x:/1,/2", vals("a", "/1", "b", "/2")},
+		{"x:{#a,b}/here", "x:#/1,2/here", vals("a", "/1", "b", "2")},
+	})
+}
+
+func TestMatchExplode(t *testing.T) {
+	runMatchCases(t, []matchCase{
+		{"x:{/list*}", "x:/a/b/c", vals("list", lv("a", "b", "c"))},
+		{"x:{/list*}", "x:/a", vals("list", lv("a"))},
+		{"x:{/list*}", "x:/a%2Fb/c", vals("list", lv("a/b", "c"))},
+		{"x:{/list*}", "x:/a//", vals("list", lv("a", "", ""))},
+		{"x:{/list*}", "x:", vals()},
+		{"x:{/list*}", "x:a", noMatch},
+		{"x:{/list*}", "x:/a?b", noMatch},
+		// key=value items are Pairs, if they all are.
+		{"x:{/keys*}", "x:/a=1/b=2", vals("keys", pv("a", "1", "b", "2"))},
+		{"x:{/keys*}", "x:/a=1", vals("keys", pv("a", "1"))},
+		{"x:{/keys*}", "x:/a=/b=c=d", vals("keys", pv("a", "", "b", "c=d"))},
+		{"x:{/keys*}", "x:/%61%3D=%3D", vals("keys", pv("a=", "="))},
+		{"x:{/list*}", "x:/a/b=c", vals("list", lv("a", "b=c"))},
+		{"x:{.ext*}", "x:.tar.gz", vals("ext", lv("tar", "gz"))},
+		{"x:{.keys*}", "x:.a=1.b=2", vals("keys", pv("a", "1", "b", "2"))},
+		{"x:{list*}", "x:a,b", vals("list", lv("a", "b"))},
+		{"x:{keys*}", "x:a=1,b=2", vals("keys", pv("a", "1", "b", "2"))},
+		{"x:{+list*}", "x:/a,/b", vals("list", lv("/a", "/b"))},
+		{"logs://{service}{/parts*}", "logs://svc/a/b", vals("service", "svc", "parts", lv("a", "b"))},
+		{"logs://{service}{/parts*}", "logs://svc", vals("service", "svc")},
+		// An exploded variable takes what the others leave.
+		{"x:{/list*,last}", "x:/a/b/c", vals("list", lv("a", "b"), "last", "c")},
+		{"x:{/first,list*}", "x:/a/b/c", vals("first", "a", "list", lv("b", "c"))},
+		{"x:{/a}{/b*}", "x:/1/2/3", vals("a", "1", "b", lv("2", "3"))},
+		// A {/x} not exploded holds one segment: no items may be left
+		// over.
+		{"x:{/a}", "x:/1/2", noMatch},
+		{"x:{/a,b}", "x:/1/2/3", noMatch},
+	})
+}
+
+func TestMatchPrefix(t *testing.T) {
+	runMatchCases(t, []matchCase{
+		{"x:{a:3}", "x:abc", vals("a", "abc")},
+		{"x:{a:3}", "x:ab", vals("a", "ab")},
+		{"x:{a:3}", "x:", vals("a", "")},
+		{"x:{a:3}", "x:abcd", noMatch},
+		// Characters, not bytes.
+		{"x:{a:3}", "x:%C3%A9%C3%A9%C3%A9", vals("a", "ééé")},
+		{"x:{a:3}", "x:%C3%A9%C3%A9%C3%A9a", noMatch},
+		{"x:{a:3}", "x:a%2Cb", vals("a", "a,b")},
+		// A prefix applies to strings: a list never matches it.
+		{"x:{a:3}", "x:a,b", noMatch},
+		{"x:{a:3}{b}", "x:abcdef", vals("a", "abc", "b", "def")},
+		{"x:{?a:2}", "x:?a=ab", vals("a", "ab")},
+		{"x:{?a:2}", "x:?a=abc", noMatch},
+		{"x:{/a:1,b}", "x:/v/value", vals("a", "v", "b", "value")},
+		// A variable used twice must have one value; a prefix may cut one
+		// use short, and the match keeps the whole value.
+		{"x:{a}/{a}", "x:1/1", vals("a", "1")},
+		{"x:{a}/{a}", "x:1/2", noMatch},
+		{"x:{a}/{a}", "x:1/12", noMatch},
+		{"x:{a}/{a}", "x:12/1", noMatch},
+		{"x:{a}/{a}", "x:1,2/1,2", vals("a", lv("1", "2"))},
+		{"x:{a}/{a}", "x:1,2/1", noMatch},
+		{"x:{a}/{a}", "x:1,2/1,2,3", noMatch},
+		{"x:{a}/{a}", "x:1,2/1,3", noMatch},
+		// An exploded use gives a List where another gives a String or
+		// Pairs: the same items are the same value.
+		{"x:{/a*}/{a}", "x:/x/x", vals("a", "x")},
+		{"x:{a}{/a*}", "x:x/x", vals("a", "x")},
+		{"x:{/a*}/{a}", "x:/x/y/x,y", vals("a", lv("x", "y"))},
+		{"x:{/a*}/{a}", "x:/x=1/x,1", vals("a", pv("x", "1"))},
+		{"x:{a}{/a*}", "x:x,1/x=1", vals("a", pv("x", "1"))},
+		{"x:{#a*}/{a}", "x:#/", vals("a", "")},
+		{"x:{/a*}/{a}", "x:/x/y", noMatch},
+		{"x:{a:2}{b}-{a}", "x:abcd-abc", vals("a", "abc", "b", "cd")},
+		{"x:{a}/{b}{c}{d}-{a}", "x:1/xyz-2", noMatch},
+		{"x:{a}/{b}{c}{d}-{a}", "x:1/xyz-1", vals("a", "1", "b", "xyz", "c", "", "d", "")},
+		{"x:{a:3}/{a}", "x:abc/abcdef", vals("a", "abcdef")},
+		{"x:{a}/{a:3}", "x:abcdef/abc", vals("a", "abcdef")},
+		{"x:{a:3}/{a}", "x:abc/abc", vals("a", "abc")},
+		{"x:{a:3}/{a}", "x:ab/ab", vals("a", "ab")},
+		{"x:{a:3}/{a}", "x:abc/abd", noMatch},
+		// "ab" is all of a: {a:3} would give "abc" for "abcdef".
+		{"x:{a:3}/{a}", "x:ab/abcdef", noMatch},
+		{"x:{a:3}/{a:5}", "x:abc/abcde", vals("a", "abcde")},
+		{"x:{a:5}/{a:3}", "x:abcde/abc", vals("a", "abcde")},
+		{"x:{a:3}/{a:5}", "x:abc/abd", noMatch},
+		{"x:{a:3}/{a:5}", "x:ab/abcd", noMatch},
+		// A variable with a prefix anywhere is a string everywhere.
+		{"x:{#a:1}{a}", "x:1,2", noMatch},
+		{"x:{#a:1}{a}", "x:12", vals("a", "12")},
+		{"x:{a}{#a:1}", "x:,", noMatch},
+		{"{/var:1,var}", "/v/value", vals("var", "value")},
+		{"{/var:1,var}", "/w/value", noMatch},
+		// The second {a} must equal the first: the earlier split of
+		// "xy" must give way.
+		{"x:{a}{b}-{a}", "x:xy-x", vals("a", "x", "b", "y")},
+		{"x:{a}{b}-{a}", "x:xy-", vals("a", "", "b", "xy")},
+		{"x:{a}{b}-{a}", "x:xy-y", noMatch},
+		{"x:{a}{b}{c}-{a}", "x:xyz-x", vals("a", "x", "b", "yz", "c", "")},
+		{"x:{a}{b}{c}-{b}", "x:xyz-y", vals("a", "x", "b", "y", "c", "z")},
+	})
+}
+
+func TestMatchMultipleVariables(t *testing.T) {
+	runMatchCases(t, []matchCase{
+		{"x:{a,b}", "x:1,2", vals("a", "1", "b", "2")},
+		{"x:{a,b}", "x:1", vals("a", "1")},
+		{"x:{a,b}", "x:1,", vals("a", "1", "b", "")},
+		{"x:{a,b}", "x:,2", vals("a", "", "b", "2")},
+		// The last variable takes the rest, as a list.
+		{"x:{a,b}", "x:1,2,3", vals("a", "1", "b", lv("2", "3"))},
+		{"x:{a,b,c}", "x:%2C,%2C,%2C", vals("a", ",", "b", ",", "c", ",")},
+		{"x:{.a,b}", "x:.1.2", vals("a", "1", "b", "2")},
+		{"x:{.a,b}", "x:.1", vals("a", "1")},
+		// '.' is unreserved, never encoded: the last variable's value
+		// may hold it.
+		{"x:{.a,b}", "x:.1.2.3", vals("a", "1", "b", "2.3")},
+		{"file{.ext}", "file.tar.gz", vals("ext", "tar.gz")},
+		{"x:{.a}", "x:.1,2", vals("a", lv("1", "2"))},
+		{"x:{/a,b}", "x:/1/2", vals("a", "1", "b", "2")},
+		{"x:{/a,b}", "x:/1", vals("a", "1")},
+		{"x:{/a,b}", "x:/1/", vals("a", "1", "b", "")},
+		{"x:{/a,b}", "x:/1,2/3", vals("a", lv("1", "2"), "b", "3")},
+		{"x:{x,hello,y}", "x:1024,Hello%20World%21,768", vals("x", "1024", "hello", "Hello World!", "y", "768")},
+		{"x:{a}{/b,c,d}{?g,h}{&i,j}{#e,f}", "x:1/2/3/4?h=8&g=7&j=10&i=9#5,6",
+			vals("a", "1", "b", "2", "c", "3", "d", "4", "e", "5", "f", "6", "g", "7", "h", "8", "i", "9", "j", "10")},
+	})
+}
+
+func TestMatchDecoding(t *testing.T) {
+	runMatchCases(t, []matchCase{
+		// Exactly once.
+		{"x:{a}", "x:%2520", vals("a", "%20")},
+		{"x:{a}", "x:%25", vals("a", "%")},
+		{"x:{+a}", "x:%252F", vals("a", "%2F")},
+		{"x:{/a*}", "x:/%2541/%25", vals("a", lv("%41", "%"))},
+		{"x:{?a}", "x:?a=%2526", vals("a", "%26")},
+		// UTF-8, any case of hex digit.
+		{"x:{a}", "x:%C3%A9", vals("a", "é")},
+		{"x:{a}", "x:%c3%a9", vals("a", "é")},
+		{"x:{a}", "x:%F0%9F%98%80", vals("a", "😀")},
+		{"x:{a}", "x:%00", vals("a", "\x00")},
+		// Invalid escapes.
+		{"x:{a}", "x:%zz", noMatch},
+		{"x:{a}", "x:%2", noMatch},
+		{"x:{a}", "x:abc%", noMatch},
+		{"x:{a}", "x:%%41", noMatch},
+		{"x:{a}", "x:%4g", noMatch},
+		{"x:{+a}", "x:/%2", noMatch},
+		{"x:{?a}", "x:?a=%2", noMatch},
+		// Invalid UTF-8.
+		{"x:{a}", "x:%FF", noMatch},
+		{"x:{a}", "x:%C3%28", noMatch},
+		{"x:{a}", "x:%C3", noMatch},
+		{"x:{a}", "x:%ED%A0%80", noMatch}, // a surrogate
+		{"x:{a}", "x:%C0%AF", noMatch},    // overlong
+		{"x:{a}", "x:a,%FF", noMatch},
+		{"x:{/a*}", "x:/a/%FF", noMatch},
+		{"x:{/k*}", "x:/%FF=1", noMatch},
+		{"x:{/k*}", "x:/a=%FF", noMatch},
+		{"x:{#a}", "x:#%C3%28", noMatch},
+		// Raw bytes that are not URI characters.
+		{"x:{a}", "x:\xff", noMatch},
+		{"x:{+a}", "x:\xc3\xa9", noMatch},
+	})
+}
+
+// TestMatchRoundTrip expands values with every operator and checks Match
+// gives them back: values with characters each operator encodes or not.
+func TestMatchRoundTrip(t *testing.T) {
+	values := []string{"a", "O'Brien", "a b", "50%", "%41", "caf\u00e9", "中文", "😀", "a/b", "a?b#c", "a,b", "a=b&c", "a;b", "a.b", "-._~", ":@!$'()*+", "\x00\x7f", "%2520"}
+	for _, template := range []string{"x:{v}", "x:{v}/z", "x:{/v}", "x:{/v}/z", "x:{;v}", "x:{?v}", "x:{&v}", "x:{v}{?w}", "x:{;v}{#w}", "x:{.v}", "x:{.v}/z"} {
+		tmpl := uritemplate.MustParse(template)
+		for _, v := range values {
+			in := vals("v", v, "w", v)
+			uri, err := tmpl.Expand(in)
+			require.NoError(t, err)
+			m, ok := tmpl.Match(uri)
+			if assert.True(t, ok, "%s: %q", template, uri) {
+				for _, name := range tmpl.Varnames() {
+					assert.Equal(t, v, m.Get(name), "%s: %q", template, uri)
+				}
+			}
+		}
+	}
+	// {+v} and {#v} leave reserved characters unencoded: a lone one takes
+	// ',' as its own, but a '?' or '#' belongs to a later {?w}.
+	for _, template := range []string{"x:{+v}", "x:{#v}", "x:{+v}{?w}"} {
+		tmpl := uritemplate.MustParse(template)
+		for _, v := range values {
+			if template == "x:{+v}{?w}" && strings.ContainsAny(v, "?#") {
+				continue
+			}
+			uri, err := tmpl.Expand(vals("v", v, "w", v))
+			require.NoError(t, err)
+			m, ok := tmpl.Match(uri)
+			if assert.True(t, ok, "%s: %q", template, uri) {
+				assert.Equal(t, v, m.Get("v"), "%s: %q", template, uri)
+			}
+		}
+	}
+}
+
+// TestMatchPathological runs templates that would make a naive
+// backtracking matcher take exponential time, with URIs that hold the
+// literals they need (so that the quick check does not reject them) yet
+// do not match; the test's time limit is the real check.
+func TestMatchPathological(t *testing.T) {
+	long := strings.Repeat("a", 1000)
+	for _, c := range []struct {
+		template, uri string
+		ok            bool
+	}{
+		{"x:{a}{b}{c}{d}{e}{f}{g}{h}/", "x:" + long + "//", false},
+		{"x:{a}{b}{c}{d}{e}{f}{g}{h}/", "x:" + long + "/", true},
+		{"x:{+a}{+b}{+c}{+d}/{+e}!", "x:" + strings.Repeat("a/", 500) + " !", false},
+		{"x:{/a*}{/b*}{/c*}{?d}{.e}!", "x:" + strings.Repeat("/a", 500) + "!#!", false},
+		{"x:{/a*}{/b*}{/c*}!", "x:" + strings.Repeat("/a=b", 250) + "?!", false},
+		{"x:{?a*}{&b*}{#c}!", "x:?" + strings.Repeat("a=b&", 250) + "#\\!", false},
+		// With a variable used twice, the rest of the template depends on
+		// what was bound before: Match gives up after a bounded number
+		// of tries, long before this URI needs.
+		{"x:{a}{b}{a}{b}", "x:" + strings.Repeat("ab", 10), true},
+		{"x:{a}{b}{a}{b}", "x:" + strings.Repeat("ab", 500), false},
+		{"x:{a}{b}{c}{d}{a}/", "x:" + long + "//", false},
+	} {
+		_, ok := uritemplate.MustParse(c.template).Match(c.uri)
+		assert.Equal(t, c.ok, ok, c.template)
+	}
+}

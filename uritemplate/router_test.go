@@ -1,0 +1,362 @@
+package uritemplate_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpres/mcpres/uritemplate"
+)
+
+// newRouter adds templates, in order, to a router whose values are the
+// template texts.
+func newRouter(t *testing.T, templates ...string) *uritemplate.Router[string] {
+	t.Helper()
+	var r uritemplate.Router[string]
+	for _, s := range templates {
+		require.NoError(t, r.Add(uritemplate.MustParse(s), s), s)
+	}
+	return &r
+}
+
+// lookup returns the template text Lookup finds for uri, or "".
+func lookup(r *uritemplate.Router[string], uri string) string {
+	v, vars, ok := r.Lookup(uri)
+	if !ok {
+		return ""
+	}
+	if vars.Template().String() != v {
+		panic(fmt.Sprintf("Lookup(%q) gave value %q with template %q", uri, v, vars.Template()))
+	}
+	return v
+}
+
+func reverse(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+// TestRouterPrecedence checks each rule of precedence with the templates
+// added in both orders: the winner never depends on the order.
+func TestRouterPrecedence(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		templates []string
+		want      map[string]string // URI → template, "" for none
+	}{{
+		name:      "longer literal prefix",
+		templates: []string{"file:///{+path}", "file:///~/{name}"},
+		want: map[string]string{
+			"file:///~/notes":  "file:///~/{name}",
+			"file:///~/":       "file:///~/{name}",
+			"file:///~/a/b":    "file:///{+path}", // {name} stops at '/'
+			"file:///etc/x":    "file:///{+path}",
+			"file:///%7E/x":    "file:///{+path}",
+			"file:///~notes":   "file:///{+path}",
+			"file://host/x":    "",
+			"file:///~/a%2Fb":  "file:///~/{name}",
+			"file:///~/bad%FF": "",
+		},
+	}, {
+		name:      "literal beats variable after the prefix",
+		templates: []string{"db://{table}/{id}", "db://{table}/schema"},
+		want: map[string]string{
+			"db://users/schema": "db://{table}/schema",
+			"db://users/42":     "db://{table}/{id}",
+			"db://users/":       "db://{table}/{id}",
+			"db://a%2Fb/schema": "db://{table}/schema",
+		},
+	}, {
+		name:      "narrower variable",
+		templates: []string{"x://{+a}", "x://{a}", "x://{/a*}", "x://{?q}"},
+		want: map[string]string{
+			"x://1":     "x://{a}",
+			"x://":      "x://{a}",
+			"x://1/2":   "x://{+a}",
+			"x:///1/2":  "x://{/a*}",
+			"x://?q=1":  "x://{?q}",
+			"x://1?q=1": "x://{+a}",
+		},
+	}, {
+		name:      "query before exploded before reserved",
+		templates: []string{"x://s{+a}", "x://s{/a*}", "x://s{?a}"},
+		want: map[string]string{
+			"x://s":       "x://s{?a}",
+			"x://s?a=1":   "x://s{?a}",
+			"x://s/1/2":   "x://s{/a*}",
+			"x://s/1?a=1": "x://s{+a}",
+		},
+	}, {
+		name:      "going on with a literal beats ending",
+		templates: []string{"x://{id}", "x://{id}.json"},
+		want: map[string]string{
+			"x://1.json": "x://{id}.json",
+			"x://1":      "x://{id}",
+			"x://1.xml":  "x://{id}",
+		},
+	}, {
+		name:      "ending beats going on with a variable",
+		templates: []string{"x://{id}{?q}", "x://{id}", "x://{id}{/rest*}"},
+		want: map[string]string{
+			"x://1":       "x://{id}",
+			"x://1?q=2":   "x://{id}{?q}",
+			"x://1/a/b":   "x://{id}{/rest*}",
+			"x://1/a?q=2": "",
+		},
+	}, {
+		name:      "a template all literal",
+		templates: []string{"file:///~/{name}", "file:///~/", "file:///{+path}", "file:///"},
+		want: map[string]string{
+			"file:///~/":  "file:///~/",
+			"file:///~/a": "file:///~/{name}",
+			"file:///":    "file:///",
+			"file:///a":   "file:///{+path}",
+		},
+	}, {
+		name:      "fall back to a shorter prefix",
+		templates: []string{"api://v1/{+rest}", "api://v1/users/{id}", "api://v1/users/{id}/posts{?limit}", "{+any}"},
+		want: map[string]string{
+			"api://v1/users/7":                "api://v1/users/{id}",
+			"api://v1/users/7/posts?limit=10": "api://v1/users/{id}/posts{?limit}",
+			"api://v1/users/7/likes":          "api://v1/{+rest}",
+			"api://v1/users/":                 "api://v1/users/{id}",
+			"api://v2/users/7":                "{+any}",
+			"other:x":                         "{+any}",
+		},
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, order := range [][]string{c.templates, reverse(c.templates)} {
+				r := newRouter(t, order...)
+				assert.Equal(t, len(c.templates), r.Len())
+				for uri, want := range c.want {
+					assert.Equal(t, want, lookup(r, uri), "%s, added in order %q", uri, order)
+				}
+			}
+		})
+	}
+}
+
+// TestRouterRegistrationOrder checks that templates alike in every part
+// but their literals go by the order they were added in, where both match.
+func TestRouterRegistrationOrder(t *testing.T) {
+	dash, dot := "x://{a}-{b}", "x://{a}.{b}"
+	for _, order := range [][]string{{dash, dot}, {dot, dash}} {
+		r := newRouter(t, order...)
+		assert.Equal(t, order[0], lookup(r, "x://1-2.3"), "added in order %q", order)
+		assert.Equal(t, dash, lookup(r, "x://1-2"))
+		assert.Equal(t, dot, lookup(r, "x://1.2"))
+	}
+
+	_, vars, ok := newRouter(t, dash, dot).Lookup("x://1-2.3")
+	require.True(t, ok)
+	assert.Equal(t, vals("a", "1", "b", "2.3"), vars.Map())
+	_, vars, ok = newRouter(t, dot, dash).Lookup("x://1-2.3")
+	require.True(t, ok)
+	assert.Equal(t, vals("a", "1-2", "b", "3"), vars.Map())
+}
+
+func TestRouterLookupValues(t *testing.T) {
+	var r uritemplate.Router[int]
+	require.NoError(t, r.Add(uritemplate.MustParse("db://{table}/{id}{?fields*}"), 1))
+	require.NoError(t, r.Add(uritemplate.MustParse("file:///{+path}"), 2))
+
+	v, vars, ok := r.Lookup("db://users/42?fields=a&fields=b")
+	require.True(t, ok)
+	assert.Equal(t, 1, v)
+	assert.Equal(t, "db://{table}/{id}{?fields*}", vars.Template().String())
+	assert.Equal(t, vals("table", "users", "id", "42", "fields", lv("a", "b")), vars.Map())
+
+	v, vars, ok = r.Lookup("file:///caf%C3%A9/a%20b")
+	require.True(t, ok)
+	assert.Equal(t, 2, v)
+	assert.Equal(t, "café/a b", vars.Get("path"))
+
+	v, vars, ok = r.Lookup("http://example.com/")
+	assert.False(t, ok)
+	assert.Zero(t, v)
+	assert.Nil(t, vars.Template())
+
+	var empty uritemplate.Router[int]
+	_, _, ok = empty.Lookup("db://users/42")
+	assert.False(t, ok)
+	assert.Equal(t, 0, empty.Len())
+	assert.False(t, empty.Remove("db://{table}/{id}"))
+}
+
+func TestRouterConflict(t *testing.T) {
+	for _, c := range [][2]string{
+		{"x://{a}", "x://{b}"},
+		{"x://{a}", "x://{a:3}"},
+		{"x://{a}", "x://{a,b}"},
+		{"x://{a}", "x://{.a}"},
+		{"x://{a}/{b}", "x://{c}/{d}"},
+		{"x://{+a}", "x://{#b}"},
+		{"x://{?a}", "x://{?b}"},
+		{"x://{?a}", "x://{&a}"},
+		{"x://{/a*}", "x://{.b*}"},
+		{"file:///{dir}{/name}", "file:///{dir}{.ext}"},
+	} {
+		var r uritemplate.Router[string]
+		require.NoError(t, r.Add(uritemplate.MustParse(c[0]), "first"))
+		err := r.Add(uritemplate.MustParse(c[1]), "second")
+		require.ErrorIs(t, err, uritemplate.ErrConflict, "%q then %q", c[0], c[1])
+		assert.Contains(t, err.Error(), c[0])
+		assert.Contains(t, err.Error(), c[1])
+
+		// The refused Add changed nothing.
+		assert.Equal(t, 1, r.Len())
+		assert.False(t, r.Remove(c[1]))
+		uri, err := uritemplate.MustParse(c[0]).Expand(vals("a", "1", "b", "2", "c", "3", "d", "4", "dir", "d", "name", "n"))
+		require.NoError(t, err)
+		v, vars, ok := r.Lookup(uri)
+		require.True(t, ok, uri)
+		assert.Equal(t, "first", v)
+		assert.Equal(t, c[0], vars.Template().String())
+	}
+
+	// Templates that differ in a class are no conflict.
+	for _, c := range [][2]string{
+		{"x://{a}", "x://{+a}"},
+		{"x://{a}", "x://{a*}"},
+		{"x://{a}", "x://{?a}"},
+		{"x://{a}", "x://{a}{b}"},
+		{"x://{a}", "x://a{a}"},
+		{"x://{a}.json", "x://{a}.xml"},
+	} {
+		var r uritemplate.Router[string]
+		require.NoError(t, r.Add(uritemplate.MustParse(c[0]), "first"))
+		require.NoError(t, r.Add(uritemplate.MustParse(c[1]), "second"), "%q then %q", c[0], c[1])
+	}
+
+	var r uritemplate.Router[string]
+	assert.Error(t, r.Add(nil, "nil"))
+	assert.Equal(t, 0, r.Len())
+}
+
+func TestRouterReplace(t *testing.T) {
+	dash, dot := "x://{a}-{b}", "x://{a}.{b}"
+	var r uritemplate.Router[string]
+	require.NoError(t, r.Add(uritemplate.MustParse(dash), "dash v1"))
+	require.NoError(t, r.Add(uritemplate.MustParse(dot), "dot"))
+	v, _, _ := r.Lookup("x://1-2.3")
+	assert.Equal(t, "dash v1", v)
+
+	// Adding the same text again replaces the value and keeps the
+	// template's place in registration order: no conflict.
+	require.NoError(t, r.Add(uritemplate.MustParse(dash), "dash v2"))
+	assert.Equal(t, 2, r.Len())
+	v, vars, ok := r.Lookup("x://1-2.3")
+	require.True(t, ok)
+	assert.Equal(t, "dash v2", v)
+	assert.Equal(t, dash, vars.Template().String())
+	v, _, _ = r.Lookup("x://1.2")
+	assert.Equal(t, "dot", v)
+}
+
+func TestRouterRemove(t *testing.T) {
+	r := newRouter(t, "file:///{+path}", "file:///~/{name}", "db://{table}/{id}")
+	assert.Equal(t, "file:///~/{name}", lookup(r, "file:///~/notes"))
+
+	assert.True(t, r.Remove("file:///~/{name}"))
+	assert.Equal(t, 2, r.Len())
+	assert.Equal(t, "file:///{+path}", lookup(r, "file:///~/notes"))
+	assert.False(t, r.Remove("file:///~/{name}"))
+	assert.False(t, r.Remove("file:///~/{other}"))
+
+	// What conflicted with a removed template may now be added.
+	require.ErrorIs(t, r.Add(uritemplate.MustParse("db://{a}/{b}"), "db://{a}/{b}"), uritemplate.ErrConflict)
+	assert.True(t, r.Remove("db://{table}/{id}"))
+	assert.Equal(t, "", lookup(r, "db://t/1"))
+	require.NoError(t, r.Add(uritemplate.MustParse("db://{a}/{b}"), "db://{a}/{b}"))
+	assert.Equal(t, "db://{a}/{b}", lookup(r, "db://t/1"))
+
+	// A removed template may be added back.
+	require.NoError(t, r.Add(uritemplate.MustParse("file:///~/{name}"), "file:///~/{name}"))
+	assert.Equal(t, "file:///~/{name}", lookup(r, "file:///~/notes"))
+
+	for _, s := range []string{"file:///{+path}", "file:///~/{name}", "db://{a}/{b}"} {
+		assert.True(t, r.Remove(s), s)
+	}
+	assert.Equal(t, 0, r.Len())
+	assert.Equal(t, "", lookup(r, "file:///~/notes"))
+}
+
+func TestRouterMaxURILength(t *testing.T) {
+	r := newRouter(t, "x://{+a}")
+	uri := func(n int) string { return "x://" + strings.Repeat("a", n-len("x://")) }
+
+	assert.Equal(t, "x://{+a}", lookup(r, uri(4096)), "the default cap is 4096 bytes")
+	assert.Equal(t, "", lookup(r, uri(4097)))
+	assert.Equal(t, "", lookup(r, uri(1<<20)))
+
+	r.MaxURILength = 10
+	assert.Equal(t, "x://{+a}", lookup(r, uri(10)))
+	assert.Equal(t, "", lookup(r, uri(11)))
+
+	r.MaxURILength = 8000
+	assert.Equal(t, "x://{+a}", lookup(r, uri(8000)))
+	assert.Equal(t, "", lookup(r, uri(8001)))
+}
+
+// TestRouterMany adds 1,000 templates with distinct literals, sharing
+// prefixes, and checks each URI reaches its own.
+func TestRouterMany(t *testing.T) {
+	const n = 1000
+	var r uritemplate.Router[int]
+	templates := make([]string, n)
+	for i := range n {
+		switch i % 4 {
+		case 0:
+			templates[i] = fmt.Sprintf("res://item%d/{id}", i)
+		case 1:
+			templates[i] = fmt.Sprintf("res://item%d/{id}/detail{?q}", i)
+		case 2:
+			templates[i] = fmt.Sprintf("s%d://{+path}", i)
+		case 3:
+			templates[i] = fmt.Sprintf("res://{kind}/n%d/{id}", i)
+		}
+	}
+	for i, s := range templates {
+		require.NoError(t, r.Add(uritemplate.MustParse(s), i))
+	}
+	require.Equal(t, n, r.Len())
+	for i, s := range templates {
+		tmpl := uritemplate.MustParse(s)
+		in := vals("id", fmt.Sprintf("id %d", i), "q", "x", "path", fmt.Sprintf("a/%d/b", i), "kind", "k")
+		uri, err := tmpl.Expand(in)
+		require.NoError(t, err)
+		v, vars, ok := r.Lookup(uri)
+		require.True(t, ok, uri)
+		require.Equal(t, i, v, "%s reached %q", uri, vars.Template())
+		for _, name := range tmpl.Varnames() {
+			assert.Equal(t, in[name], vars.Map()[name], uri)
+		}
+	}
+	_, _, ok := r.Lookup("res://item1000/x")
+	assert.False(t, ok)
+	_, _, ok = r.Lookup("res://item10/x/y")
+	assert.False(t, ok)
+}
+
+// TestRouterConcurrentLookups runs lookups side by side, for the race
+// detector.
+func TestRouterConcurrentLookups(t *testing.T) {
+	r := newRouter(t, "file:///{+path}", "file:///~/{name}", "db://{table}/{id}{?fields}")
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 200 {
+				assert.Equal(t, "file:///~/{name}", lookup(r, fmt.Sprintf("file:///~/n%d", j)))
+				assert.Equal(t, "db://{table}/{id}{?fields}", lookup(r, fmt.Sprintf("db://t%d/%d?fields=%d", i, j, j)))
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,546 @@
+// Package uritemplate compiles RFC 6570 URI templates once and matches URIs
+// against them, giving back the variables' values percent-decoded, and
+// routes a URI to the one most specific template among any number.
+//
+// Parsing is checked against github.com/yosida95/uritemplate/v3; expansion
+// and matching are this package's own. A match is the inverse of
+// expansion, made lenient where clients are:
+//
+//   - {x} takes anything up to '/', '?' or '#'; a ',' separates list items.
+//     Sub-delimiters that clients leave unencoded (as JavaScript's
+//     encodeURIComponent does with ! ' ( ) *) are accepted.
+//   - {+x} and {#x} take reserved characters too, a lone one ',' as well
+//     (file:///{+path} gives "a,b.txt" whole); {+x} stops before a '?'
+//     or '#' that a later part of the template needs. Any other
+//     expression stops before the ';' or '&' that starts a {;…} or {&…}
+//     right after it.
+//   - {/x*}, {.x*} and {;x*} give lists; exploded key=value pairs give
+//     Pairs.
+//   - {?a,b} and {&c} match their parameters in any order, each optional;
+//     parameters the template does not name are ignored.
+//   - {x:3} matches at most 3 characters.
+//   - Several variables in one expression split on its separator.
+//
+// Every value is percent-decoded exactly once; an invalid escape, or bytes
+// that do not decode to valid UTF-8, make the URI not match.
+package uritemplate
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	yosida "github.com/yosida95/uritemplate/v3"
+)
+
+// A Template is a parsed RFC 6570 URI template, ready to match and expand.
+// It is immutable and safe for concurrent use.
+type Template struct {
+	raw    string
+	src    []part   // as written, for Expand
+	parts  []part   // as matched: a {&…} after a {?…} merged into it
+	names  []string // distinct variable names, in order of appearance
+	prefix string   // the literal text before the first expression
+	shape  []byte   // specificity classes after prefix; see Router
+	items  int      // a guess at the items a match binds, for capacity
+	// repeats is set if a variable appears more than once.
+	repeats bool
+	// prefixed marks, by index into names, the variables that appear with
+	// a prefix modifier somewhere, and so may only be strings.
+	prefixed []bool
+}
+
+// A part is a literal run or an expression.
+type part struct {
+	lit  string
+	expr *expr
+	// deps are the variables of this and later parts that earlier parts
+	// also bind: a match of the rest depends on their values.
+	deps []int
+	// minRest is the length of the literals after this part: the least
+	// of the URI the rest of the template needs.
+	minRest int
+}
+
+type expr struct {
+	op       byte // 0, '+', '#', '.', '/', ';', '?', '&'
+	first    byte // the character that starts a non-empty expansion, or 0
+	alt      byte // '&' for a {?…} with a {&…} merged in; see bind
+	sep      byte
+	named    bool
+	reserved bool // may hold reserved characters
+	vars     []varspec
+	// For '+' (and '#'), whether a later part of the template needs a '?'
+	// (or '#'), which the expression must then leave alone.
+	stopQuery, stopFragment bool
+	allow                   [128]bool // see setAllow
+}
+
+type varspec struct {
+	name    string
+	index   int // into Template.names
+	prefix  int // max characters, 0 for none
+	explode bool
+}
+
+// Parse parses an RFC 6570 (level 4) URI template. It returns an error
+// saying what is wrong if s is not one: an unclosed or empty expression, a
+// reserved operator (= , ! @ |), a malformed variable name or modifier, or
+// a character a template may not hold.
+func Parse(s string) (*Template, error) {
+	if _, err := yosida.New(s); err != nil {
+		return nil, fmt.Errorf("uritemplate: %q: %w", s, err)
+	}
+	t := &Template{raw: s}
+	if err := t.parse(); err != nil {
+		return nil, fmt.Errorf("uritemplate: %q: %w", s, err)
+	}
+	return t, nil
+}
+
+// MustParse is like Parse but panics on error. It is meant for templates
+// fixed in the program's source.
+func MustParse(s string) *Template {
+	t, err := Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// String returns the template as it was parsed.
+func (t *Template) String() string { return t.raw }
+
+// Varnames returns the template's variable names in order of first
+// appearance. The slice must not be modified.
+func (t *Template) Varnames() []string { return t.names }
+
+// Prefix returns the literal text before the template's first expression:
+// the whole template if it has none.
+func (t *Template) Prefix() string { return t.prefix }
+
+func (t *Template) parse() error {
+	s := t.raw
+	for len(s) > 0 {
+		open := strings.IndexByte(s, '{')
+		if open < 0 {
+			t.src = append(t.src, part{lit: s})
+			break
+		}
+		if open > 0 {
+			t.src = append(t.src, part{lit: s[:open]})
+		}
+		end := strings.IndexByte(s[open:], '}')
+		if end < 0 {
+			return errors.New("unclosed expression")
+		}
+		e, err := t.parseExpr(s[open+1 : open+end])
+		if err != nil {
+			return err
+		}
+		t.src = append(t.src, part{expr: e})
+		s = s[open+end+1:]
+	}
+	for _, p := range t.src {
+		if p.expr == nil {
+			t.parts = append(t.parts, p)
+		} else {
+			t.addExpr(p.expr)
+		}
+	}
+	t.setDeps()
+	rest := 0
+	for i := len(t.parts) - 1; i >= 0; i-- {
+		t.parts[i].minRest = rest
+		rest += len(t.parts[i].lit)
+	}
+	for i, p := range t.parts {
+		if p.expr != nil {
+			t.prefix = joinLiterals(t.parts[:i])
+			t.shape = shapeOf(t.parts[i:])
+			break
+		}
+	}
+	if t.shape == nil {
+		t.prefix = joinLiterals(t.parts)
+	}
+	// A reserved expression must leave alone the '?' or '#' that a later
+	// part needs.
+	for i, p := range t.parts {
+		if p.expr == nil || !p.expr.reserved {
+			continue
+		}
+		for _, q := range t.parts[i+1:] {
+			switch {
+			case q.expr == nil:
+				p.expr.stopQuery = p.expr.stopQuery || strings.IndexByte(q.lit, '?') >= 0
+				p.expr.stopFragment = p.expr.stopFragment || strings.IndexByte(q.lit, '#') >= 0
+			case q.expr.op == '?' || q.expr.op == '&':
+				p.expr.stopQuery = true
+			case q.expr.op == '#':
+				p.expr.stopFragment = true
+			}
+		}
+	}
+	for i, p := range t.parts {
+		if p.expr != nil {
+			p.expr.setAllow(t.parts[i+1:])
+		}
+	}
+	return nil
+}
+
+// setAllow sets e.allow, the characters a match of e may hold, given the
+// parts that follow e.
+func (e *expr) setAllow(after []part) {
+	for c := range e.allow {
+		e.allow[c] = uriChars[c] != 0
+	}
+	switch e.op {
+	case 0, '.', ';':
+		e.allow['/'], e.allow['?'], e.allow['#'] = false, false, false
+	case '/':
+		e.allow['?'], e.allow['#'] = false, false
+	case '?', '&':
+		e.allow['#'] = false
+	case '+':
+		e.allow['?'], e.allow['#'] = !e.stopQuery, !e.stopFragment
+	}
+	if e.reserved {
+		return
+	}
+	// A {;…} or {&…} right after e (or after expressions right after e,
+	// which may be empty) starts with a character e's expansion never
+	// holds: e leaves it alone, though it takes such sub-delimiters
+	// elsewhere.
+	for _, q := range after {
+		if q.expr == nil {
+			break
+		}
+		for _, c := range []byte{q.expr.first, q.expr.alt} {
+			if c != 0 && !e.produces(c) {
+				e.allow[c] = false
+			}
+		}
+	}
+}
+
+// produces reports whether c may appear in an expansion of e, which is not
+// reserved.
+func (e *expr) produces(c byte) bool {
+	return c < 0x80 && unreserved[c] || c == '%' || c == e.first || c == e.alt || c == e.sep || c == ',' || c == '='
+}
+
+// addExpr appends e, merging a {&…} that follows a {?…} or {&…} into it:
+// together they are one query whose parameters may come in any order. The
+// merged expression is a copy: t.src keeps the expressions as written.
+func (t *Template) addExpr(e *expr) {
+	if n := len(t.parts); n > 0 && e.op == '&' {
+		if prev := t.parts[n-1].expr; prev != nil && (prev.op == '?' || prev.op == '&') {
+			merged := *prev
+			merged.vars = append(slices.Clip(prev.vars), e.vars...)
+			if prev.op == '?' {
+				merged.alt = '&'
+			}
+			t.parts[n-1].expr = &merged
+			return
+		}
+	}
+	t.parts = append(t.parts, part{expr: e})
+}
+
+// setDeps sets each expression part's deps: the variables that it or a
+// later part binds and an earlier part binds too.
+func (t *Template) setDeps() {
+	before := make([]bool, len(t.names))
+	for i := range t.parts {
+		e := t.parts[i].expr
+		if e == nil {
+			continue
+		}
+		var deps []int
+		for _, q := range t.parts[i:] {
+			if q.expr == nil {
+				continue
+			}
+			for _, v := range q.expr.vars {
+				if before[v.index] && !slices.Contains(deps, v.index) {
+					deps = append(deps, v.index)
+				}
+			}
+		}
+		t.parts[i].deps = deps
+		t.repeats = t.repeats || deps != nil
+		for _, v := range e.vars {
+			before[v.index] = true
+		}
+	}
+}
+
+func (t *Template) parseExpr(body string) (*expr, error) {
+	if body == "" {
+		return nil, errors.New("empty expression")
+	}
+	e := &expr{sep: ','}
+	switch c := body[0]; c {
+	case '+', '#', '.', '/', ';', '?', '&':
+		e.op = c
+		body = body[1:]
+	case '=', ',', '!', '@', '|':
+		return nil, fmt.Errorf("reserved operator %q", c)
+	}
+	switch e.op {
+	case '+':
+		e.reserved = true
+	case '#':
+		e.first, e.reserved = '#', true
+	case '.':
+		e.first, e.sep = '.', '.'
+	case '/':
+		e.first, e.sep = '/', '/'
+	case ';':
+		e.first, e.sep, e.named = ';', ';', true
+	case '?':
+		e.first, e.sep, e.named = '?', '&', true
+	case '&':
+		e.first, e.sep, e.named = '&', '&', true
+	}
+	for spec := range strings.SplitSeq(body, ",") {
+		v, err := t.parseVarspec(spec)
+		if err != nil {
+			return nil, err
+		}
+		e.vars = append(e.vars, v)
+		t.items++
+	}
+	return e, nil
+}
+
+func (t *Template) parseVarspec(spec string) (varspec, error) {
+	var v varspec
+	switch i := strings.IndexAny(spec, ":*"); {
+	case i < 0:
+		v.name = spec
+	case spec[i] == '*':
+		if i != len(spec)-1 {
+			return v, fmt.Errorf("malformed variable %q", spec)
+		}
+		v.name, v.explode = spec[:i], true
+	default:
+		n, err := strconv.Atoi(spec[i+1:])
+		if err != nil || n < 1 || n > 9999 || spec[i+1] == '0' || spec[i+1] == '+' {
+			return v, fmt.Errorf("malformed prefix modifier in %q", spec)
+		}
+		v.name, v.prefix = spec[:i], n
+	}
+	if !validVarname(v.name) {
+		return v, fmt.Errorf("malformed variable name %q", v.name)
+	}
+	v.index = -1
+	for i, n := range t.names {
+		if n == v.name {
+			v.index = i
+		}
+	}
+	if v.index < 0 {
+		v.index = len(t.names)
+		t.names = append(t.names, v.name)
+		t.prefixed = append(t.prefixed, false)
+	}
+	t.prefixed[v.index] = t.prefixed[v.index] || v.prefix > 0
+	return v, nil
+}
+
+// validVarname reports whether s is an RFC 6570 varname:
+// varchar *( ["."] varchar ), varchar = ALPHA / DIGIT / "_" / pct-encoded.
+func validVarname(s string) bool {
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_':
+		case c == '.':
+			if s[i-1] == '.' {
+				return false
+			}
+		case c == '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return false
+			}
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func joinLiterals(parts []part) string {
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.lit)
+	}
+	return b.String()
+}
+
+// Expand returns the URI the template gives for vars, following RFC 6570:
+// a missing variable, or a List or Pairs with no items, is undefined and
+// expands to nothing. Values are encoded as UTF-8 and percent-encoded; a
+// '%' in a value is always encoded, even in {+x} and {#x}, so that Match
+// gives the value back. Literal text is copied as written. It returns an
+// error only for a value the template cannot expand: a list given to a
+// prefix modifier, a String without exactly one item, Pairs with an odd
+// number of items, or a value that is not valid UTF-8.
+func (t *Template) Expand(vars map[string]Value) (string, error) {
+	var b strings.Builder
+	for _, p := range t.src {
+		if p.expr == nil {
+			b.WriteString(p.lit)
+			continue
+		}
+		if err := p.expr.expand(&b, vars); err != nil {
+			return "", fmt.Errorf("uritemplate: %q: %w", t.raw, err)
+		}
+	}
+	return b.String(), nil
+}
+
+// expand writes e's expansion for vars to b (RFC 6570, appendix A).
+func (e *expr) expand(b *strings.Builder, vars map[string]Value) error {
+	first := true
+	for _, v := range e.vars {
+		val, ok := vars[v.name]
+		if !ok || val.Kind != String && len(val.Items) == 0 {
+			continue // undefined
+		}
+		switch {
+		case val.Kind != String && val.Kind != List && val.Kind != Pairs:
+			return fmt.Errorf("variable %q has an unknown kind %d", v.name, val.Kind)
+		case val.Kind == String && len(val.Items) != 1:
+			return fmt.Errorf("string %q must have exactly one item", v.name)
+		case val.Kind == Pairs && len(val.Items)%2 != 0:
+			return fmt.Errorf("%q has an odd number of pair items", v.name)
+		case val.Kind != String && v.prefix > 0:
+			return fmt.Errorf("prefix modifier on %q, which is not a string", v.name)
+		}
+		for _, item := range val.Items {
+			if !utf8.ValidString(item) {
+				return fmt.Errorf("%q is not valid UTF-8", v.name)
+			}
+		}
+		if first {
+			if e.first != 0 {
+				b.WriteByte(e.first)
+			}
+			first = false
+		} else {
+			b.WriteByte(e.sep)
+		}
+		e.expandValue(b, v, val)
+	}
+	return nil
+}
+
+func (e *expr) expandValue(b *strings.Builder, v varspec, val Value) {
+	// ifemp is what a named empty value gets after its name.
+	ifemp := ""
+	if e.op == '?' || e.op == '&' {
+		ifemp = "="
+	}
+	switch {
+	case val.Kind == String:
+		s := val.Items[0]
+		if v.prefix > 0 {
+			s = truncate(s, v.prefix)
+		}
+		if e.named {
+			b.WriteString(v.name)
+			if s == "" {
+				b.WriteString(ifemp)
+				return
+			}
+			b.WriteByte('=')
+		}
+		e.escape(b, s)
+	case !v.explode:
+		if e.named {
+			b.WriteString(v.name)
+			b.WriteByte('=')
+		}
+		for i, item := range val.Items {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			e.escape(b, item)
+		}
+	case val.Kind == List:
+		for i, item := range val.Items {
+			if i > 0 {
+				b.WriteByte(e.sep)
+			}
+			if e.named {
+				b.WriteString(v.name)
+				if item == "" {
+					b.WriteString(ifemp)
+					continue
+				}
+				b.WriteByte('=')
+			}
+			e.escape(b, item)
+		}
+	default: // exploded Pairs
+		for i := 0; i < len(val.Items); i += 2 {
+			if i > 0 {
+				b.WriteByte(e.sep)
+			}
+			e.escape(b, val.Items[i])
+			if e.named && val.Items[i+1] == "" {
+				b.WriteString(ifemp)
+				continue
+			}
+			b.WriteByte('=')
+			e.escape(b, val.Items[i+1])
+		}
+	}
+}
+
+// truncate returns the first n characters of s.
+func truncate(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+// escape writes s to b, percent-encoding as UTF-8 every byte that is not
+// unreserved or, for {+x} and {#x}, reserved.
+func (e *expr) escape(b *strings.Builder, s string) {
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x80 && (unreserved[c] || e.reserved && reservedChars[c]) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+}
+
+var unreserved, reservedChars = func() (u, r [128]bool) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~") {
+		u[c] = true
+	}
+	for _, c := range []byte(":/?#[]@!$&'()*+,;=") {
+		r[c] = true
+	}
+	return u, r
+}()
