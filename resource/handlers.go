@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 
 	"github.com/mcpres/mcpres/internal/uri"
+	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -84,29 +85,38 @@ func (t target) cache() *Cache {
 }
 
 // resolve finds what u names: an exact static resource first, then the
-// first template, in registration order, that matches.
+// most specific template that matches. A template match that binds an
+// unsafe path, where the template asks for safe paths, names nothing.
 func (r *Registry) resolve(u string) (target, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if e, ok := r.static[u]; ok {
 		return target{static: e}, true
 	}
-	for _, e := range r.templates {
-		if m := e.compiled.Match(u); m != nil {
-			vars := make(Vars, len(m))
-			for name, v := range m {
-				vars[name] = v.V
+	e, vars, ok := r.router.Lookup(u)
+	if !ok || (e.safePaths && !safePaths(vars)) {
+		return target{}, false
+	}
+	return target{tmpl: e, vars: vars}, true
+}
+
+// safePaths reports whether every value vars holds passes
+// uritemplate.CheckPath.
+func safePaths(vars Vars) bool {
+	for _, name := range vars.Template().Varnames() {
+		for _, v := range vars.List(name) {
+			if uritemplate.CheckPath(v) != nil {
+				return false
 			}
-			return target{tmpl: e, vars: vars}, true
 		}
 	}
-	return target{}, false
+	return true
 }
 
 // ReadResource answers resources/read. It checks the URI (-32602 saying why
 // if it is not an absolute RFC 3986 URI, is longer than
 // Options.MaxURILength, or carries userinfo), resolves it (a static resource,
-// else the first matching template), calls the read function, fills in
+// else the most specific matching template), calls the read function, fills in
 // each content's URI and MIME type where the read function left them empty,
 // and sets the caching hint.
 //

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -177,7 +178,7 @@ func TestListCursorErrors(t *testing.T) {
 	for _, u := range []string{"test://a", "test://b"} {
 		require.NoError(t, reg.Add(&mcp.Resource{URI: u, Name: u}, resource.Text(u)))
 	}
-	for _, p := range []string{"test://t/{a}", "test://t/{b}"} {
+	for _, p := range []string{"test://t/{a}", "test://u/{b}"} {
 		require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: p, Name: p}, nil2))
 	}
 	forEachVersion(t, func(t *testing.T, version string) {
@@ -247,7 +248,10 @@ func TestReadTemplateDecodesVariables(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []*mcp.ResourceContents{{URI: u, MIMEType: "text/plain", Text: "team a|my noteé"}}, res.Contents)
 		vars, _ := got.Load(u)
-		assert.Equal(t, resource.Vars{"folder": {"team a"}, "name": {"my noteé"}}, vars)
+		assert.Equal(t, map[string]uritemplate.Value{
+			"folder": uritemplate.StringValue("team a"),
+			"name":   uritemplate.StringValue("my noteé"),
+		}, vars.(resource.Vars).Map())
 	})
 }
 

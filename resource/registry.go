@@ -30,8 +30,8 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/internal/uri"
+	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/yosida95/uritemplate/v3"
 )
 
 // DefaultPageSize is the number of entries a resources/list or
@@ -64,23 +64,15 @@ type ReadFunc = func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.Re
 
 // A TemplateReadFunc reads one resource matched by a template. vars holds
 // the template's variables as matched in the request URI, percent-decoded
-// once; a variable the URI does not bind is absent.
+// once (vars.Get("id") for {id}); a variable the URI does not bind is
+// absent.
 //
 // It reports results and errors as a [ReadFunc] does.
 type TemplateReadFunc func(ctx context.Context, req *mcp.ReadResourceRequest, vars Vars) (*mcp.ReadResourceResult, error)
 
-// Vars holds the values of a template's variables matched in a URI. A
-// variable that takes a list (an exploded one such as {/path*}) has several
-// values; any other has one.
-type Vars map[string][]string
-
-// Get returns the first value of the named variable, or "" if it is unset.
-func (v Vars) Get(name string) string {
-	if vs := v[name]; len(vs) > 0 {
-		return vs[0]
-	}
-	return ""
-}
+// Vars holds the values of a template's variables matched in a URI: Get
+// for a single value, List for an exploded variable such as {/path*}.
+type Vars = uritemplate.Values
 
 // CacheScope says who may reuse a cached result (MCP 2026-07-28 cacheScope).
 type CacheScope string
@@ -158,8 +150,8 @@ type Registry struct {
 
 	mu        sync.RWMutex
 	static    map[string]*staticEntry
-	staticURI []string         // keys of static, sorted: the list order
-	templates []*templateEntry // in registration order: the match order
+	staticURI []string                           // keys of static, sorted: the list order
+	router    uritemplate.Router[*templateEntry] // the match order
 	byPattern map[string]*templateEntry
 	patterns  []string // keys of byPattern, sorted: the list order
 
@@ -179,6 +171,7 @@ type templateEntry struct {
 	read       TemplateReadFunc
 	cache      *Cache
 	completers map[string]CompleteFunc
+	safePaths  bool
 }
 
 // NewRegistry returns an empty Registry configured by opts, which may be
@@ -205,6 +198,7 @@ func NewRegistry(opts *Options) *Registry {
 		r.opts.ListChangedDelay = DefaultListChangedDelay
 	}
 	r.notify.delay = r.opts.ListChangedDelay
+	r.router.MaxURILength = r.opts.MaxURILength
 	return r
 }
 
@@ -214,6 +208,7 @@ type EntryOption func(*entryConfig) error
 type entryConfig struct {
 	cache      *Cache
 	completers map[string]CompleteFunc
+	safePaths  bool
 }
 
 // WithCache sets the caching hint of one resource's or template's results,
@@ -228,6 +223,18 @@ func WithCache(c Cache) EntryOption {
 			return fmt.Errorf("unknown cache scope %q", c.Scope)
 		}
 		e.cache = &c
+		return nil
+	}
+}
+
+// WithSafePaths makes a template refuse, as not found and before its read
+// function runs, any URI that binds a variable to an unsafe path: one with
+// a ".." segment, a NUL byte, a backslash, or a leading '/' (see
+// uritemplate.CheckPath). Use it for templates whose variables become file
+// paths, such as file:///{+path}. Add refuses it for static resources.
+func WithSafePaths() EntryOption {
+	return func(e *entryConfig) error {
+		e.safePaths = true
 		return nil
 	}
 }
@@ -253,8 +260,8 @@ func (r *Registry) Add(res *mcp.Resource, read ReadFunc, opts ...EntryOption) er
 	if err != nil {
 		return fmt.Errorf("resource: Add %q: %w", res.URI, err)
 	}
-	if len(cfg.completers) > 0 {
-		return fmt.Errorf("resource: Add %q: completers belong to templates", res.URI)
+	if len(cfg.completers) > 0 || cfg.safePaths {
+		return fmt.Errorf("resource: Add %q: completers and safe paths belong to templates", res.URI)
 	}
 	copied := *res
 	e := &staticEntry{res: &copied, read: read, cache: cfg.cache}
@@ -270,23 +277,24 @@ func (r *Registry) Add(res *mcp.Resource, read ReadFunc, opts ...EntryOption) er
 }
 
 // AddTemplate registers a resource template whose matches are read by read,
-// replacing any template with the same URI template. Templates are tried in
-// the order they were added, after static resources; the first that matches
-// a URI reads it. The registry keeps a copy of *t.
+// replacing any template with the same URI template. A URI that no static
+// resource has goes to the most specific template that matches it (see
+// uritemplate.Router for the precedence). The registry keeps a copy of *t.
 //
 // AddTemplate returns an error, and changes nothing, if t or read is nil, if
-// t.URITemplate does not parse as an RFC 6570 template with a scheme, if
-// t.Name is empty, or if an option is invalid (a completer for a variable
-// the template does not have, say).
+// t.URITemplate does not parse as an RFC 6570 template starting with a
+// literal scheme, if it would match exactly the URIs of another template
+// (test://{a} and test://{b}), if t.Name is empty, or if an option is
+// invalid (a completer for a variable the template does not have, say).
 func (r *Registry) AddTemplate(t *mcp.ResourceTemplate, read TemplateReadFunc, opts ...EntryOption) error {
 	if t == nil || read == nil {
 		return errors.New("resource: AddTemplate needs a template and a read function")
 	}
-	compiled, err := uritemplate.New(t.URITemplate)
+	compiled, err := uritemplate.Parse(t.URITemplate)
 	if err != nil {
-		return fmt.Errorf("resource: AddTemplate %q: %w", t.URITemplate, err)
+		return fmt.Errorf("resource: AddTemplate: %w", err)
 	}
-	if schemeEnd := indexScheme(t.URITemplate); schemeEnd <= 0 {
+	if indexScheme(compiled.Prefix()) <= 0 {
 		return fmt.Errorf("resource: AddTemplate %q: the template must start with a literal scheme such as \"file:\"", t.URITemplate)
 	}
 	if t.Name == "" {
@@ -302,14 +310,15 @@ func (r *Registry) AddTemplate(t *mcp.ResourceTemplate, read TemplateReadFunc, o
 		}
 	}
 	copied := *t
-	e := &templateEntry{tmpl: &copied, compiled: compiled, read: read, cache: cfg.cache, completers: cfg.completers}
+	e := &templateEntry{tmpl: &copied, compiled: compiled, read: read, cache: cfg.cache,
+		completers: cfg.completers, safePaths: cfg.safePaths}
 
 	r.mu.Lock()
-	if old, ok := r.byPattern[t.URITemplate]; ok {
-		i := slices.Index(r.templates, old)
-		r.templates[i] = e
-	} else {
-		r.templates = append(r.templates, e)
+	if err := r.router.Add(compiled, e); err != nil {
+		r.mu.Unlock()
+		return fmt.Errorf("resource: AddTemplate: %w", err)
+	}
+	if _, ok := r.byPattern[t.URITemplate]; !ok {
 		r.patterns = insertSorted(r.patterns, t.URITemplate)
 	}
 	r.byPattern[t.URITemplate] = e
@@ -378,7 +387,7 @@ func (r *Registry) RemoveTemplates(uriTemplates ...string) int {
 			continue
 		}
 		delete(r.byPattern, t)
-		r.templates = slices.DeleteFunc(r.templates, func(x *templateEntry) bool { return x == e })
+		r.router.Remove(e.compiled.String())
 		r.patterns = deleteSorted(r.patterns, t)
 		n++
 	}
