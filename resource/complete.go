@@ -57,9 +57,7 @@ func (r *Registry) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp
 	if p.Argument.Name == "" {
 		return nil, invalidParams("completion/complete needs argument.name")
 	}
-	r.mu.RLock()
-	e, ok := r.byPattern[p.Ref.URI]
-	r.mu.RUnlock()
+	e, ok := r.templates.Get(p.Ref.URI)
 	if !ok {
 		return nil, invalidParams("unknown resource template %q", p.Ref.URI)
 	}

@@ -6,6 +6,7 @@ import (
 	"log"
 	"strings"
 
+	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -146,4 +147,52 @@ func ExampleWithCompleter() {
 	fmt.Println(res.Completion.Values, res.Completion.Total, res.Completion.HasMore)
 	// Output:
 	// [api auth] 2 false
+}
+
+// A provider lists rows of a table as resources without registering each:
+// it is asked for the rows after a key, a page at a time, exactly like
+// SELECT … WHERE id > ? ORDER BY id LIMIT ?. A template reads them.
+func ExampleRegistry_AddProvider() {
+	users := map[string]string{"001": "Ada", "002": "Grace", "003": "Ken"}
+	ids := []string{"001", "002", "003"} // the table's index: sorted keys
+
+	reg := resource.NewRegistry(&resource.Options{PageSize: 2})
+	reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user", MIMEType: "application/json"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+			name, ok := users[vars.Get("id")]
+			if !ok {
+				return nil, resource.ErrNotFound
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: fmt.Sprintf(`{"name":%q}`, name)}}}, nil
+		})
+	reg.AddProvider("users", func(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
+		var out []cursor.Item[*mcp.Resource]
+		for _, id := range ids {
+			if id > after && len(out) < limit {
+				out = append(out, cursor.Item[*mcp.Resource]{Key: id, Value: &mcp.Resource{
+					URI: "db://users/" + id, Name: users[id], MIMEType: "application/json",
+				}})
+			}
+		}
+		return out, nil
+	})
+
+	ctx := context.Background()
+	next := ""
+	for page := 1; ; page++ {
+		res, err := reg.ListResources(ctx, &mcp.ListResourcesRequest{Params: &mcp.ListResourcesParams{Cursor: next}})
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, r := range res.Resources {
+			fmt.Println(page, r.URI, r.Name)
+		}
+		if next = res.NextCursor; next == "" {
+			break
+		}
+	}
+	// Output:
+	// 1 db://users/001 Ada
+	// 1 db://users/002 Grace
+	// 2 db://users/003 Ken
 }

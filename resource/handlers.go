@@ -16,52 +16,6 @@ import (
 // types, so a server that routes requests itself can call them directly.
 // Every error they return is a *jsonrpc.Error ready to send.
 
-// ListResources answers resources/list: the static resources in URI order,
-// a page at a time. A nil request or params means the first page. A cursor
-// that this registry did not issue for resources/list is answered with
-// -32602 "invalid cursor". The returned resources are the registry's own
-// and must not be modified.
-func (r *Registry) ListResources(ctx context.Context, req *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
-	var cursor string
-	if req != nil && req.Params != nil {
-		cursor = req.Params.Cursor
-	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	start, end, next, ok := r.cursors.page(kindResources, r.staticURI, cursor, r.opts.PageSize)
-	if !ok {
-		return nil, invalidParams("invalid cursor")
-	}
-	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, end-start), NextCursor: next}
-	for _, u := range r.staticURI[start:end] {
-		res.Resources = append(res.Resources, r.static[u].res)
-	}
-	r.opts.Cache.apply(&res.Cacheable)
-	return res, nil
-}
-
-// ListResourceTemplates answers resources/templates/list: the templates in
-// URI-template order, a page at a time, with cursors as ListResources. The
-// returned templates are the registry's own and must not be modified.
-func (r *Registry) ListResourceTemplates(ctx context.Context, req *mcp.ListResourceTemplatesRequest) (*mcp.ListResourceTemplatesResult, error) {
-	var cursor string
-	if req != nil && req.Params != nil {
-		cursor = req.Params.Cursor
-	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	start, end, next, ok := r.cursors.page(kindTemplates, r.patterns, cursor, r.opts.PageSize)
-	if !ok {
-		return nil, invalidParams("invalid cursor")
-	}
-	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: make([]*mcp.ResourceTemplate, 0, end-start), NextCursor: next}
-	for _, p := range r.patterns[start:end] {
-		res.ResourceTemplates = append(res.ResourceTemplates, r.byPattern[p].tmpl)
-	}
-	r.opts.Cache.apply(&res.Cacheable)
-	return res, nil
-}
-
 // A target is what a URI resolved to: a static resource, or a template and
 // the variables it matched.
 type target struct {
@@ -88,12 +42,12 @@ func (t target) cache() *Cache {
 // most specific template that matches. A template match that binds an
 // unsafe path, where the template asks for safe paths, names nothing.
 func (r *Registry) resolve(u string) (target, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if e, ok := r.static[u]; ok {
+	if e, ok := r.static.Get(u); ok {
 		return target{static: e}, true
 	}
+	r.mu.RLock()
 	e, vars, ok := r.router.Lookup(u)
+	r.mu.RUnlock()
 	if !ok || (e.safePaths && !safePaths(vars)) {
 		return target{}, false
 	}

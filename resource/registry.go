@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/internal/uri"
 	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,6 +38,9 @@ import (
 // DefaultPageSize is the number of entries a resources/list or
 // resources/templates/list page holds when [Options.PageSize] is zero.
 const DefaultPageSize = 100
+
+// MaxPageSize caps Options.PageSize.
+const MaxPageSize = 10_000
 
 // DefaultMaxURILength is the longest URI, in bytes, that resources/read
 // accepts when [Options.MaxURILength] is zero. Longer URIs are answered with
@@ -124,8 +128,18 @@ type Options struct {
 	// slog.Default().
 	Logger *slog.Logger
 	// PageSize is the most entries one list page holds. Zero means
-	// DefaultPageSize; clients cannot raise it.
+	// DefaultPageSize; more than MaxPageSize means MaxPageSize. Clients
+	// cannot raise it.
 	PageSize int
+	// Cursors signs and checks list cursors. Nil means a codec with a
+	// random key, whose cursors are valid for the life of the registry;
+	// give one with fixed keys (cursor.NewCodec) when several replicas
+	// serve the same clients, or cursors must survive a restart.
+	Cursors *cursor.Codec
+	// CursorScope, if set, binds each list cursor to what it returns for
+	// the request, such as the caller's identity: a cursor issued under
+	// one scope is refused under another.
+	CursorScope func(ctx context.Context, req mcp.Request) string
 	// MaxURILength caps the URIs resources/read accepts, in bytes. Zero
 	// means DefaultMaxURILength.
 	MaxURILength int
@@ -148,14 +162,15 @@ type Options struct {
 type Registry struct {
 	opts Options
 
-	mu        sync.RWMutex
-	static    map[string]*staticEntry
-	staticURI []string                           // keys of static, sorted: the list order
-	router    uritemplate.Router[*templateEntry] // the match order
-	byPattern map[string]*templateEntry
-	patterns  []string // keys of byPattern, sorted: the list order
+	static    cursor.Sorted[*staticEntry]   // by URI: the list order
+	templates cursor.Sorted[*templateEntry] // by URI template: the list order
 
-	cursors cursorKey
+	mu        sync.RWMutex
+	router    uritemplate.Router[*templateEntry] // the match order
+	providers map[string]ListFunc                // by source name
+	sources   []cursor.Source[*mcp.Resource]     // static, then providers by name; replaced, never changed
+
+	cursors *cursor.Codec
 	notify  notifier
 }
 
@@ -172,25 +187,30 @@ type templateEntry struct {
 	cache      *Cache
 	completers map[string]CompleteFunc
 	safePaths  bool
+	// listsInstances is set when the template's instances are a source of
+	// resources/list, named by its URI template.
+	listsInstances bool
 }
 
 // NewRegistry returns an empty Registry configured by opts, which may be
 // nil. Negative sizes and durations in opts are treated as zero.
 func NewRegistry(opts *Options) *Registry {
-	r := &Registry{
-		static:    make(map[string]*staticEntry),
-		byPattern: make(map[string]*templateEntry),
-		cursors:   newCursorKey(),
-	}
+	r := &Registry{providers: make(map[string]ListFunc)}
 	if opts != nil {
 		r.opts = *opts
 	}
+	r.cursors = r.opts.Cursors
+	if r.cursors == nil {
+		r.cursors, _ = cursor.NewCodec(nil) // cannot fail without options
+	}
+	r.sources = []cursor.Source[*mcp.Resource]{{Name: "", Provider: staticSource{&r.static}}}
 	if r.opts.Logger == nil {
 		r.opts.Logger = slog.Default()
 	}
 	if r.opts.PageSize <= 0 {
 		r.opts.PageSize = DefaultPageSize
 	}
+	r.opts.PageSize = min(r.opts.PageSize, MaxPageSize)
 	if r.opts.MaxURILength <= 0 {
 		r.opts.MaxURILength = DefaultMaxURILength
 	}
@@ -209,6 +229,7 @@ type entryConfig struct {
 	cache      *Cache
 	completers map[string]CompleteFunc
 	safePaths  bool
+	instances  ListFunc
 }
 
 // WithCache sets the caching hint of one resource's or template's results,
@@ -260,18 +281,13 @@ func (r *Registry) Add(res *mcp.Resource, read ReadFunc, opts ...EntryOption) er
 	if err != nil {
 		return fmt.Errorf("resource: Add %q: %w", res.URI, err)
 	}
-	if len(cfg.completers) > 0 || cfg.safePaths {
-		return fmt.Errorf("resource: Add %q: completers and safe paths belong to templates", res.URI)
+	if len(cfg.completers) > 0 || cfg.safePaths || cfg.instances != nil {
+		return fmt.Errorf("resource: Add %q: completers, safe paths and instance lists belong to templates", res.URI)
 	}
 	copied := *res
 	e := &staticEntry{res: &copied, read: read, cache: cfg.cache}
 
-	r.mu.Lock()
-	if _, ok := r.static[res.URI]; !ok {
-		r.staticURI = insertSorted(r.staticURI, res.URI)
-	}
-	r.static[res.URI] = e
-	r.mu.Unlock()
+	r.static.Set(res.URI, e)
 	r.notify.changed()
 	return nil
 }
@@ -311,17 +327,26 @@ func (r *Registry) AddTemplate(t *mcp.ResourceTemplate, read TemplateReadFunc, o
 	}
 	copied := *t
 	e := &templateEntry{tmpl: &copied, compiled: compiled, read: read, cache: cfg.cache,
-		completers: cfg.completers, safePaths: cfg.safePaths}
+		completers: cfg.completers, safePaths: cfg.safePaths, listsInstances: cfg.instances != nil}
 
 	r.mu.Lock()
+	old, _ := r.templates.Get(t.URITemplate)
+	oldLists := old != nil && old.listsInstances
+	if cfg.instances != nil && r.providers[t.URITemplate] != nil && !oldLists {
+		r.mu.Unlock()
+		return fmt.Errorf("resource: AddTemplate %q: a provider has that name", t.URITemplate)
+	}
 	if err := r.router.Add(compiled, e); err != nil {
 		r.mu.Unlock()
 		return fmt.Errorf("resource: AddTemplate: %w", err)
 	}
-	if _, ok := r.byPattern[t.URITemplate]; !ok {
-		r.patterns = insertSorted(r.patterns, t.URITemplate)
+	r.templates.Set(t.URITemplate, e)
+	switch {
+	case cfg.instances != nil:
+		r.setSource(t.URITemplate, cfg.instances)
+	case oldLists:
+		r.setSource(t.URITemplate, nil)
 	}
-	r.byPattern[t.URITemplate] = e
 	r.mu.Unlock()
 	r.notify.changed()
 	return nil
@@ -360,16 +385,11 @@ func applyOptions(opts []EntryOption) (entryConfig, error) {
 // many there were. Unknown URIs are ignored.
 func (r *Registry) Remove(uris ...string) int {
 	n := 0
-	r.mu.Lock()
 	for _, u := range uris {
-		if _, ok := r.static[u]; !ok {
-			continue
+		if r.static.Delete(u) {
+			n++
 		}
-		delete(r.static, u)
-		r.staticURI = deleteSorted(r.staticURI, u)
-		n++
 	}
-	r.mu.Unlock()
 	if n > 0 {
 		r.notify.changed()
 	}
@@ -382,13 +402,15 @@ func (r *Registry) RemoveTemplates(uriTemplates ...string) int {
 	n := 0
 	r.mu.Lock()
 	for _, t := range uriTemplates {
-		e, ok := r.byPattern[t]
+		e, ok := r.templates.Get(t)
 		if !ok {
 			continue
 		}
-		delete(r.byPattern, t)
-		r.router.Remove(e.compiled.String())
-		r.patterns = deleteSorted(r.patterns, t)
+		r.templates.Delete(t)
+		r.router.Remove(t)
+		if e.listsInstances {
+			r.setSource(t, nil)
+		}
 		n++
 	}
 	r.mu.Unlock()
@@ -396,20 +418,6 @@ func (r *Registry) RemoveTemplates(uriTemplates ...string) int {
 		r.notify.changed()
 	}
 	return n
-}
-
-// insertSorted inserts k, which it must not hold, into the sorted keys.
-func insertSorted(keys []string, k string) []string {
-	i, _ := slices.BinarySearch(keys, k)
-	return slices.Insert(keys, i, k)
-}
-
-// deleteSorted deletes k, if present, from the sorted keys.
-func deleteSorted(keys []string, k string) []string {
-	if i, found := slices.BinarySearch(keys, k); found {
-		return slices.Delete(keys, i, i+1)
-	}
-	return keys
 }
 
 // Text returns a read function that serves the fixed string text, for

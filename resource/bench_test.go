@@ -1,0 +1,206 @@
+package resource_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/mcpres/mcpres/resource"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The list benchmarks compare the registry's resources/list with go-sdk
+// v1.8's own, side by side, both called directly (no transport): the
+// registry's handler method, and go-sdk's handler chain as a server
+// installs it, captured with a receiving middleware and called with a
+// real session.
+//
+//	go test -run '^$' -bench 'List' -benchmem -count 5 ./resource/
+
+const benchPageSize = 100
+
+func benchURI(i int) string { return fmt.Sprintf("bench://items/%06d", i) }
+
+func benchRead(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: "x"}}}, nil
+}
+
+func newBenchRegistry(b *testing.B, n int) *resource.Registry {
+	reg := resource.NewRegistry(&resource.Options{PageSize: benchPageSize})
+	for i := range n {
+		if err := reg.Add(&mcp.Resource{URI: benchURI(i), Name: "item"}, benchRead); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return reg
+}
+
+// sdkList is go-sdk's resources/list, called directly.
+type sdkList struct {
+	server  *mcp.Server
+	handler mcp.MethodHandler
+	session *mcp.ServerSession
+}
+
+func newSDKList(b *testing.B, n int) *sdkList {
+	server := mcp.NewServer(&mcp.Implementation{Name: "bench"}, &mcp.ServerOptions{PageSize: benchPageSize})
+	for i := range n {
+		server.AddResource(&mcp.Resource{URI: benchURI(i), Name: "item"}, benchRead)
+	}
+	s := &sdkList{server: server}
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		s.handler = next
+		return next
+	})
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close(); ss.Wait() })
+	s.session = ss
+	return s
+}
+
+func (s *sdkList) page(ctx context.Context, cursor string) (*mcp.ListResourcesResult, error) {
+	res, err := s.handler(ctx, "resources/list", &mcp.ListResourcesRequest{Session: s.session, Params: &mcp.ListResourcesParams{Cursor: cursor}})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*mcp.ListResourcesResult), nil
+}
+
+// pager is one page of a list, from a cursor.
+type pager func(ctx context.Context, cursor string) (*mcp.ListResourcesResult, error)
+
+func registryPager(reg *resource.Registry) pager {
+	return func(ctx context.Context, cursor string) (*mcp.ListResourcesResult, error) {
+		return reg.ListResources(ctx, &mcp.ListResourcesRequest{Params: &mcp.ListResourcesParams{Cursor: cursor}})
+	}
+}
+
+// walk lists every page and returns the number of resources seen.
+func walk(b *testing.B, page pager) int {
+	ctx := context.Background()
+	n, cursor := 0, ""
+	for {
+		res, err := page(ctx, cursor)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += len(res.Resources)
+		if res.NextCursor == "" {
+			return n
+		}
+		cursor = res.NextCursor
+	}
+}
+
+// middleCursor returns the cursor of the page halfway through.
+func middleCursor(b *testing.B, page pager, n int) string {
+	ctx := context.Background()
+	cursor := ""
+	for range n / benchPageSize / 2 {
+		res, err := page(ctx, cursor)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cursor = res.NextCursor
+	}
+	return cursor
+}
+
+var benchSizes = []int{1_000, 10_000, 100_000}
+
+// BenchmarkListWalk lists every page of N static resources; the time per
+// page is reported as ns/page.
+func BenchmarkListWalk(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("N=%d/mcpres", n), func(b *testing.B) {
+			p := registryPager(newBenchRegistry(b, n))
+			b.ReportAllocs()
+			for b.Loop() {
+				if got := walk(b, p); got != n {
+					b.Fatalf("walked %d of %d", got, n)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n/benchPageSize), "ns/page")
+		})
+		b.Run(fmt.Sprintf("N=%d/gosdk", n), func(b *testing.B) {
+			p := newSDKList(b, n).page
+			b.ReportAllocs()
+			for b.Loop() {
+				if got := walk(b, p); got != n {
+					b.Fatalf("walked %d of %d", got, n)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n/benchPageSize), "ns/page")
+		})
+	}
+}
+
+// BenchmarkListPage reads one page from the middle of N static resources.
+func BenchmarkListPage(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("N=%d/mcpres", n), func(b *testing.B) {
+			p := registryPager(newBenchRegistry(b, n))
+			benchPage(b, p, middleCursor(b, p, n))
+		})
+		b.Run(fmt.Sprintf("N=%d/gosdk", n), func(b *testing.B) {
+			p := newSDKList(b, n).page
+			benchPage(b, p, middleCursor(b, p, n))
+		})
+	}
+}
+
+func benchPage(b *testing.B, p pager, cursor string) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := p(ctx, cursor)
+		if err != nil || len(res.Resources) != benchPageSize {
+			b.Fatalf("page: %v, %d resources", err, len(res.Resources))
+		}
+	}
+}
+
+// BenchmarkListPageAfterChange changes one resource among N (adds it
+// anew) and then reads the next page of a walk in progress: the page a
+// client asks for right after the list changed.
+func BenchmarkListPageAfterChange(b *testing.B) {
+	const n = 100_000
+	b.Run(fmt.Sprintf("N=%d/mcpres", n), func(b *testing.B) {
+		reg := newBenchRegistry(b, n)
+		p := registryPager(reg)
+		cursor := middleCursor(b, p, n)
+		changed := &mcp.Resource{URI: benchURI(n / 4), Name: "changed"}
+		benchAfterChange(b, p, cursor, func() {
+			if err := reg.Add(changed, benchRead); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run(fmt.Sprintf("N=%d/gosdk", n), func(b *testing.B) {
+		s := newSDKList(b, n)
+		cursor := middleCursor(b, s.page, n)
+		changed := &mcp.Resource{URI: benchURI(n / 4), Name: "changed"}
+		benchAfterChange(b, s.page, cursor, func() { s.server.AddResource(changed, benchRead) })
+	})
+}
+
+func benchAfterChange(b *testing.B, p pager, cursor string, change func()) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		change()
+		res, err := p(ctx, cursor)
+		if err != nil || len(res.Resources) != benchPageSize {
+			b.Fatalf("page: %v", err)
+		}
+	}
+}
