@@ -2,6 +2,7 @@ package resource_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -201,6 +202,63 @@ func benchAfterChange(b *testing.B, p pager, cursor string, change func()) {
 		res, err := p(ctx, cursor)
 		if err != nil || len(res.Resources) != benchPageSize {
 			b.Fatalf("page: %v", err)
+		}
+	}
+}
+
+// BenchmarkReadMIME reads a 100 KB JSON resource and a 1 MB PNG through
+// the registry with the MIME check on (MIMEStrict, the default) and off,
+// side by side: what checking every read costs. For scale, "wire"
+// marshals the read result to JSON, as go-sdk does for every response.
+//
+//	go test -run '^$' -bench ReadMIME -benchmem -count 5 ./resource/
+func BenchmarkReadMIME(b *testing.B) {
+	var doc []byte
+	doc = append(doc, '[')
+	for i := 0; len(doc) < 100<<10; i++ {
+		if i > 0 {
+			doc = append(doc, ',')
+		}
+		doc = fmt.Appendf(doc, `{"id":%d,"name":"item %d","tags":["a","b"],"ok":true}`, i, i)
+	}
+	doc = append(doc, ']')
+	png := make([]byte, 1<<20)
+	copy(png, "\x89PNG\r\n\x1a\n")
+	for _, policy := range []struct {
+		name string
+		p    resource.MIMEPolicy
+	}{{"strict", resource.MIMEStrict}, {"off", resource.MIMEOff}} {
+		reg := resource.NewRegistry(&resource.Options{MIME: policy.p})
+		if err := reg.Add(&mcp.Resource{URI: "bench://doc.json", Name: "doc", MIMEType: "application/json"}, resource.Text(string(doc))); err != nil {
+			b.Fatal(err)
+		}
+		if err := reg.Add(&mcp.Resource{URI: "bench://image.png", Name: "image", MIMEType: "image/png"}, resource.Bytes(png)); err != nil {
+			b.Fatal(err)
+		}
+		for _, uri := range []string{"bench://doc.json", "bench://image.png"} {
+			if policy.p == resource.MIMEOff {
+				b.Run(uri[len("bench://"):]+"/wire", func(b *testing.B) {
+					res, err := reg.ReadResource(context.Background(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportAllocs()
+					for b.Loop() {
+						if _, err := json.Marshal(res); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+			b.Run(uri[len("bench://"):]+"/"+policy.name, func(b *testing.B) {
+				req := &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := reg.ReadResource(context.Background(), req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }

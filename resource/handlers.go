@@ -71,8 +71,10 @@ func safePaths(vars Vars) bool {
 // if it is not an absolute RFC 3986 URI, is longer than
 // Options.MaxURILength, or carries userinfo), resolves it (a static resource,
 // else the most specific matching template), calls the read function, fills in
-// each content's URI and MIME type where the read function left them empty,
-// and sets the caching hint.
+// each content's URI and MIME type where the read function left them empty
+// (the declared type, else mimetype.Detect), checks each content against
+// its MIME type under Options.MIME (see MIMEPolicy), and sets the caching
+// hint.
 //
 // An unknown URI, or a read function that reports ErrNotFound, is answered
 // as described at NotFoundCode. A read function that fails, panics, or
@@ -104,7 +106,7 @@ func (r *Registry) ReadResource(ctx context.Context, req *mcp.ReadResourceReques
 		r.logFailure(ctx, req, "resource read returned no contents; return resource.ErrNotFound for a missing resource")
 		return nil, errInternal
 	}
-	return r.complete(got, u, t)
+	return r.complete(ctx, req, got, t)
 }
 
 // callRead calls the target's read function, turning a panic into an error.
@@ -121,26 +123,22 @@ func (r *Registry) callRead(ctx context.Context, req *mcp.ReadResourceRequest, t
 }
 
 // complete returns a copy of res with each content's URI and MIME type
-// filled in and the caching hint set. The read function's result is not
-// modified: it may be shared between calls.
-func (r *Registry) complete(res *mcp.ReadResourceResult, u string, t target) (*mcp.ReadResourceResult, error) {
+// filled in, checked against its MIME type under Options.MIME, and the
+// caching hint set. The read function's result is not modified: it may be
+// shared between calls.
+func (r *Registry) complete(ctx context.Context, req *mcp.ReadResourceRequest, res *mcp.ReadResourceResult, t target) (*mcp.ReadResourceResult, error) {
+	u := req.Params.URI
 	out := *res
 	out.Contents = make([]*mcp.ResourceContents, len(res.Contents))
-	mime := t.mimeType()
+	declared := t.mimeType()
 	for i, c := range res.Contents {
 		if c == nil {
-			r.opts.Logger.Error("resource read returned a nil content entry", "uri", u)
+			r.logFailure(ctx, req, "resource read returned a nil content entry")
 			return nil, errInternal
 		}
-		if c.URI == "" || c.MIMEType == "" {
-			filled := *c
-			if filled.URI == "" {
-				filled.URI = u
-			}
-			if filled.MIMEType == "" {
-				filled.MIMEType = mime
-			}
-			c = &filled
+		c = fillContent(c, u, declared)
+		if err := r.checkContent(ctx, req, c); err != nil {
+			return nil, err
 		}
 		out.Contents[i] = c
 	}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/internal/uri"
+	"github.com/mcpres/mcpres/mimetype"
 	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -149,6 +150,9 @@ type Options struct {
 	// Cache is the caching hint of every result unless an entry or a read
 	// function sets its own.
 	Cache Cache
+	// MIME says what to do with read content that does not match its MIME
+	// type; the default is MIMEStrict.
+	MIME MIMEPolicy
 	// ListChangedDelay is how long changes are gathered before mounted
 	// servers send notifications/resources/list_changed: a burst of any
 	// number of changes within it yields one notification. Zero means
@@ -262,7 +266,9 @@ func WithSafePaths() EntryOption {
 
 // Add registers a static resource read by read, replacing any resource with
 // the same URI. The registry keeps a copy of *res, so later changes to res
-// have no effect; Add it again to change its metadata.
+// have no effect; Add it again to change its metadata. A resource without
+// a MIME type gets the one its URI's extension names, if any
+// (mimetype.ByExtension).
 //
 // Add returns an error, and changes nothing, if res or read is nil, if
 // res.URI is not an absolute RFC 3986 URI (see Options.MaxURILength), if
@@ -285,6 +291,9 @@ func (r *Registry) Add(res *mcp.Resource, read ReadFunc, opts ...EntryOption) er
 		return fmt.Errorf("resource: Add %q: completers, safe paths and instance lists belong to templates", res.URI)
 	}
 	copied := *res
+	if copied.MIMEType == "" {
+		copied.MIMEType = mimetype.ByExtension(copied.URI)
+	}
 	e := &staticEntry{res: &copied, read: read, cache: cfg.cache}
 
 	r.static.Set(res.URI, e)
@@ -326,6 +335,9 @@ func (r *Registry) AddTemplate(t *mcp.ResourceTemplate, read TemplateReadFunc, o
 		}
 	}
 	copied := *t
+	if copied.MIMEType == "" {
+		copied.MIMEType = mimetype.ByExtension(t.URITemplate) // file:///{name}.md
+	}
 	e := &templateEntry{tmpl: &copied, compiled: compiled, read: read, cache: cfg.cache,
 		completers: cfg.completers, safePaths: cfg.safePaths, listsInstances: cfg.instances != nil}
 
