@@ -165,30 +165,3 @@ func sessionID(s *mcp.ServerSession) string {
 	}
 	return s.ID()
 }
-
-// Subscribe checks a resources/subscribe request: it returns nil if the URI
-// is well formed and names a resource this registry can read (a static
-// resource or a template match), and a -32602 error saying why otherwise. Its
-// signature is that of mcp.ServerOptions.SubscribeHandler, which is where it
-// belongs: go-sdk then records the subscription and delivers
-// Server.ResourceUpdated to it, in both protocol eras.
-func (r *Registry) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	if req == nil || req.Params == nil {
-		return invalidParams("resources/subscribe needs params with a uri")
-	}
-	u := req.Params.URI
-	if err := uri.Check(u, r.opts.MaxURILength); err != nil {
-		return invalidParams("invalid resource URI: %v", err)
-	}
-	if _, ok := r.resolve(u); !ok {
-		return invalidParams("cannot subscribe to %q: no such resource", u)
-	}
-	return nil
-}
-
-// Unsubscribe accepts every resources/unsubscribe request: unsubscribing
-// from something not subscribed is not an error. Its signature is that of
-// mcp.ServerOptions.UnsubscribeHandler, to pair with Subscribe.
-func (r *Registry) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	return nil
-}

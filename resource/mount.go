@@ -29,9 +29,10 @@ import (
 // Mount. Resources added to s directly with s.AddResource are hidden behind
 // r: register everything in r. Mount one registry per server.
 //
-// Subscriptions are go-sdk's: to serve resources/subscribe, create s with
-// ServerOptions{SubscribeHandler: r.Subscribe, UnsubscribeHandler:
-// r.Unsubscribe} and report changes with s.ResourceUpdated.
+// To serve resources/subscribe (and the resource subscriptions of
+// 2026-07-28 listens), create s with ServerOptions{SubscribeHandler:
+// r.Subscribe, UnsubscribeHandler: r.Unsubscribe}, and report changes with
+// r.Changed: see Registry.Subscribe.
 //
 // One registry may be mounted on several servers; each is notified of
 // changes. Mount panics if s or r is nil.

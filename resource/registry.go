@@ -32,6 +32,7 @@ import (
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/internal/uri"
 	"github.com/mcpres/mcpres/mimetype"
+	"github.com/mcpres/mcpres/subscribe"
 	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -153,6 +154,8 @@ type Options struct {
 	// MIME says what to do with read content that does not match its MIME
 	// type; the default is MIMEStrict.
 	MIME MIMEPolicy
+	// Subscriptions configures resources/subscribe (see Registry.Subscribe).
+	Subscriptions SubscriptionOptions
 	// ListChangedDelay is how long changes are gathered before mounted
 	// servers send notifications/resources/list_changed: a burst of any
 	// number of changes within it yields one notification. Zero means
@@ -176,6 +179,11 @@ type Registry struct {
 
 	cursors *cursor.Codec
 	notify  notifier
+	subs    *subscribe.Manager[*mcp.ServerSession]
+	// watching holds the sessions whose end is awaited, to drop their
+	// subscriptions.
+	watchMu  sync.Mutex
+	watching map[*mcp.ServerSession]bool
 }
 
 type staticEntry struct {
@@ -222,6 +230,15 @@ func NewRegistry(opts *Options) *Registry {
 		r.opts.ListChangedDelay = DefaultListChangedDelay
 	}
 	r.notify.delay = r.opts.ListChangedDelay
+	so := r.opts.Subscriptions
+	r.subs = subscribe.New[*mcp.ServerSession](&subscribe.Options{
+		MaxPerSession: so.MaxPerSession,
+		Window:        so.Window,
+		Deliver:       r.deliverUpdate,
+		OnWatch:       so.OnWatch,
+		OnUnwatch:     so.OnUnwatch,
+	})
+	r.watching = make(map[*mcp.ServerSession]bool)
 	r.router.MaxURILength = r.opts.MaxURILength
 	return r
 }

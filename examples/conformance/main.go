@@ -106,11 +106,11 @@ func run(httpAddr string, stateless bool, update time.Duration, logger *slog.Log
 	defer stop()
 
 	w := &watched{}
-	server, err := newServer(w, logger)
+	server, reg, err := newServer(w, logger)
 	if err != nil {
 		return err
 	}
-	go w.run(ctx, server, update)
+	go w.run(ctx, reg, update)
 
 	if httpAddr != "" {
 		return serveHTTP(ctx, server, httpAddr, stateless, logger)
@@ -124,15 +124,15 @@ func run(httpAddr string, stateless bool, update time.Duration, logger *slog.Log
 
 // newServer returns the conformance server: the registry's resources,
 // mounted, plus the one tool and one prompt the suite needs.
-func newServer(w *watched, logger *slog.Logger) (*mcp.Server, error) {
+func newServer(w *watched, logger *slog.Logger) (*mcp.Server, *resource.Registry, error) {
 	reg, err := newRegistry(w, logger)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "mcpres-conformance", Version: "v0.1.0"}, &mcp.ServerOptions{
 		Logger: logger,
-		// The registry checks subscriptions; go-sdk records them and
-		// delivers ResourceUpdated to the subscribers.
+		// The registry checks and records subscriptions; reg.Changed
+		// notifies the subscribers.
 		SubscribeHandler:   reg.Subscribe,
 		UnsubscribeHandler: reg.Unsubscribe,
 		// Mount answers "ref/resource" completions; the rest come here.
@@ -157,7 +157,7 @@ func newServer(w *watched, logger *slog.Logger) (*mcp.Server, error) {
 			{Name: "arg2", Description: "Second test argument", Required: true},
 		},
 	}, getPrompt)
-	return server, nil
+	return server, reg, nil
 }
 
 // newRegistry returns a registry holding the conformance resources.
@@ -284,9 +284,9 @@ func (w *watched) read(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadReso
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: text}}}, nil
 }
 
-// run changes the resource every interval and tells server, until ctx is
+// run changes the resource every interval and tells reg, until ctx is
 // done.
-func (w *watched) run(ctx context.Context, server *mcp.Server, interval time.Duration) {
+func (w *watched) run(ctx context.Context, reg *resource.Registry, interval time.Duration) {
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
@@ -295,7 +295,7 @@ func (w *watched) run(ctx context.Context, server *mcp.Server, interval time.Dur
 			return
 		case <-ticker.C:
 			w.version.Add(1)
-			server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: watchedURI})
+			reg.Changed(watchedURI)
 		}
 	}
 }

@@ -1,0 +1,202 @@
+package resource_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpres/mcpres/resource"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkNotify compares, side by side, what reporting a change to a
+// resource with 1,000 subscribed sessions costs its caller: the registry's
+// Changed, which returns at once (the notifications go out later, once per
+// window however many changes it gathers, from the registry's own
+// goroutine), and go-sdk v1.8's bare Server.ResourceUpdated, which
+// returns once it has sent the notification to every subscriber.
+//
+// The sessions are real: go-sdk clients over in-memory transports,
+// subscribed through resources/subscribe (2025-11-25) or a
+// subscriptions/listen (2026-07-28), so that the server's own subscription
+// map holds them; on the mcpres side it is filled through
+// ServerOptions.SubscribeHandler = reg.Subscribe. Each client counts the
+// notifications/resources/updated it receives: notifications/op is that
+// count over the benchmark's operations (for mcpres, what the window's
+// coalescing leaves of them).
+//
+//	go test -run '^$' -bench Notify -benchmem -count 5 ./resource/
+func BenchmarkNotify(b *testing.B) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		b.Run("era="+version+"/mcpres", func(b *testing.B) {
+			reg := resource.NewRegistry(nil)
+			if err := reg.Add(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead); err != nil {
+				b.Fatal(err)
+			}
+			n := newNotifyBench(b, version, &mcp.ServerOptions{
+				SubscribeHandler:   reg.Subscribe,
+				UnsubscribeHandler: reg.Unsubscribe,
+			}, func(s *mcp.Server) { resource.Mount(s, reg) })
+			if subs, sessions, uris := reg.SubscriptionStats(); subs != notifySessions || sessions != notifySessions || uris != 1 {
+				b.Fatalf("SubscriptionStats() = %d, %d, %d; want %d, %d, 1", subs, sessions, uris, notifySessions, notifySessions)
+			}
+			n.run(b, func() { reg.Changed(notifyURI) })
+		})
+		b.Run("era="+version+"/gosdk", func(b *testing.B) {
+			var n *notifyBench
+			n = newNotifyBench(b, version, &mcp.ServerOptions{
+				SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+				UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+			}, func(s *mcp.Server) {
+				// A resource, so that the server advertises resources (and
+				// subscribe) and agrees to listens.
+				s.AddResource(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead)
+			})
+			ctx := context.Background()
+			params := &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}
+			n.run(b, func() {
+				if err := n.server.ResourceUpdated(ctx, params); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+const (
+	notifySessions = 1_000
+	notifyURI      = "bench://watched"
+)
+
+func notifyRead(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: notifyURI, Text: "x"}}}, nil
+}
+
+// A notifyBench is a server with notifySessions connected clients, each
+// subscribed to notifyURI and counting its notifications.
+type notifyBench struct {
+	server   *mcp.Server
+	received []atomic.Int64 // per client
+	total    atomic.Int64
+}
+
+// newNotifyBench creates a server with sopts, sets it up with mount,
+// connects the clients, speaking version, and subscribes them; b.Cleanup
+// closes them.
+func newNotifyBench(b *testing.B, version string, sopts *mcp.ServerOptions, mount func(*mcp.Server)) *notifyBench {
+	ctx := context.Background()
+	sopts.Logger = slog.New(slog.DiscardHandler)
+	n := &notifyBench{
+		server:   mcp.NewServer(&mcp.Implementation{Name: "bench"}, sopts),
+		received: make([]atomic.Int64, notifySessions),
+	}
+	mount(n.server)
+
+	var (
+		mu        sync.Mutex
+		clients   []*mcp.ClientSession
+		servers   []*mcp.ServerSession
+		listening sync.WaitGroup // 2026-07-28 subscriptions: a listen lasts as long as the session
+		setup     sync.WaitGroup
+		failed    atomic.Value
+	)
+	b.Cleanup(func() {
+		for _, cs := range clients {
+			cs.Close()
+		}
+		for _, ss := range servers {
+			ss.Wait()
+		}
+		listening.Wait()
+	})
+	const workers = 8
+	for w := range workers {
+		setup.Go(func() {
+			for i := w; i < notifySessions; i += workers {
+				client := mcp.NewClient(&mcp.Implementation{Name: "bench"}, &mcp.ClientOptions{
+					ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) {
+						n.received[i].Add(1)
+						n.total.Add(1)
+					},
+				})
+				st, ct := mcp.NewInMemoryTransports()
+				ss, err := n.server.Connect(ctx, st, nil)
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				mu.Lock()
+				clients, servers = append(clients, cs), append(servers, ss)
+				mu.Unlock()
+				if got := cs.InitializeResult().ProtocolVersion; got != version {
+					failed.Store(fmt.Errorf("negotiated %s, want %s", got, version))
+					return
+				}
+				params := &mcp.SubscribeParams{URI: notifyURI}
+				if version < "2026-07-28" {
+					if err := cs.Subscribe(ctx, params); err != nil {
+						failed.Store(err)
+						return
+					}
+					continue
+				}
+				listening.Go(func() { _ = cs.Subscribe(ctx, params) }) // until the session ends
+			}
+		})
+	}
+	setup.Wait()
+	if err := failed.Load(); err != nil {
+		b.Fatal(err)
+	}
+	n.waitSubscribed(b)
+	return n
+}
+
+// waitSubscribed returns once every client is known to be in the server's
+// subscription map: it has received a notification. (A 2026-07-28
+// subscription is recorded some time after its listen was sent.)
+func (n *notifyBench) waitSubscribed(b *testing.B) {
+	ctx := context.Background()
+	params := &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if err := n.server.ResourceUpdated(ctx, params); err != nil {
+			b.Fatal(err)
+		}
+		for range 100 {
+			missing := 0
+			for i := range n.received {
+				if n.received[i].Load() == 0 {
+					missing++
+				}
+			}
+			if missing == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("%d of %d sessions not subscribed", missing, notifySessions)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// run times notify, and reports the notifications the clients received
+// while it ran, per operation.
+func (n *notifyBench) run(b *testing.B, notify func()) {
+	before := n.total.Load()
+	b.ReportAllocs()
+	for b.Loop() {
+		notify()
+	}
+	b.ReportMetric(float64(n.total.Load()-before)/float64(b.N), "notifications/op")
+}

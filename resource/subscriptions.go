@@ -1,0 +1,142 @@
+package resource
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcpres/mcpres/internal/uri"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// SubscriptionOptions configures a registry's subscriptions. The zero
+// value is ready to use.
+type SubscriptionOptions struct {
+	// MaxPerSession caps the URIs one session may watch; a subscription
+	// beyond it is refused with -32602. Zero means
+	// DefaultMaxPerSession of package subscribe (1,000); negative means no cap.
+	MaxPerSession int
+	// Window is how long changes are gathered before notifications go out:
+	// any number of Changed calls for one URI within it yield one
+	// notifications/resources/updated per subscriber. Zero means
+	// its DefaultWindow (100 ms).
+	Window time.Duration
+	// OnWatch is called when a URI gains its first subscriber, and
+	// OnUnwatch when it loses its last, so that the data source watches
+	// (polls, LISTENs, fsnotify) only what someone watches. They are
+	// called in order for any one URI, with no lock held (they may call
+	// the registry), possibly just after the subscribing request returns.
+	OnWatch, OnUnwatch func(uri string)
+}
+
+// Subscribe answers resources/subscribe, and the resource subscriptions of
+// a 2026-07-28 subscriptions/listen: it returns nil, and records the
+// subscription, if the URI is well formed, names a resource this registry
+// can read (a static resource or a template match) and the session holds
+// fewer than SubscriptionOptions.MaxPerSession subscriptions; otherwise a
+// -32602 error saying why. Subscribing twice to one URI is not an error.
+//
+// Its signature is that of mcp.ServerOptions.SubscribeHandler, which is how
+// subscriptions are enabled:
+//
+//	server := mcp.NewServer(impl, &mcp.ServerOptions{
+//		SubscribeHandler:   reg.Subscribe,
+//		UnsubscribeHandler: reg.Unsubscribe,
+//	})
+//	resource.Mount(server, reg)
+//
+// go-sdk then advertises the subscribe capability and runs the protocol;
+// the registry decides, records and notifies (see Changed). A session's
+// subscriptions are forgotten when it ends (or, on 2026-07-28, when its
+// listen stream does).
+func (r *Registry) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	if req == nil || req.Params == nil {
+		return invalidParams("resources/subscribe needs params with a uri")
+	}
+	u := req.Params.URI
+	if err := uri.Check(u, r.opts.MaxURILength); err != nil {
+		return invalidParams("invalid resource URI: %v", err)
+	}
+	if _, ok := r.resolve(u); !ok {
+		return invalidParams("cannot subscribe to %q: no such resource", u)
+	}
+	if req.Session == nil {
+		return nil // a direct call: nothing to notify
+	}
+	if err := r.subs.Subscribe(req.Session, u); err != nil {
+		return invalidParams("cannot subscribe to %q: %v", u, err) // the per-session limit
+	}
+	r.forgetOnEnd(req.Session)
+	return nil
+}
+
+// Unsubscribe answers resources/unsubscribe (and the end of a 2026-07-28
+// listen stream): it forgets the subscription. Unsubscribing from
+// something not subscribed is not an error. Its signature is that of
+// mcp.ServerOptions.UnsubscribeHandler.
+func (r *Registry) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	if req == nil || req.Params == nil || req.Session == nil {
+		return nil
+	}
+	r.subs.Unsubscribe(req.Session, req.Params.URI)
+	return nil
+}
+
+// forgetOnEnd drops the session's subscriptions when it ends. One
+// goroutine waits per session that subscribed; it ends with the session.
+func (r *Registry) forgetOnEnd(s *mcp.ServerSession) {
+	r.watchMu.Lock()
+	defer r.watchMu.Unlock()
+	if r.watching[s] {
+		return
+	}
+	r.watching[s] = true
+	go func() {
+		s.Wait()
+		r.subs.Drop(s)
+		r.watchMu.Lock()
+		delete(r.watching, s)
+		r.watchMu.Unlock()
+	}()
+}
+
+// Changed reports that the resource at uri changed. It returns at once:
+// subscribers get notifications/resources/updated after
+// SubscriptionOptions.Window, once however many times Changed is called
+// for uri meanwhile, and only sessions subscribed to uri are notified.
+func (r *Registry) Changed(uri string) { r.subs.Changed(uri) }
+
+// ChangedPrefix reports that every subscribed resource whose URI starts
+// with prefix changed, such as everything under log://prod/.
+func (r *Registry) ChangedPrefix(prefix string) { r.subs.ChangedPrefix(prefix) }
+
+// ChangedTemplate reports that every subscribed resource matched by the
+// registered template uriTemplate changed, such as every row of
+// db://users/{id}. An unknown template changes nothing.
+func (r *Registry) ChangedTemplate(uriTemplate string) {
+	e, ok := r.templates.Get(uriTemplate)
+	if !ok {
+		return
+	}
+	r.subs.ChangedWhere(func(u string) bool {
+		_, ok := e.compiled.Match(u)
+		return ok
+	})
+}
+
+// SubscriptionStats counts the subscriptions the registry holds, the
+// sessions holding them and the URIs they watch.
+func (r *Registry) SubscriptionStats() (subscriptions, sessions, uris int) {
+	return r.subs.Stats()
+}
+
+// deliverUpdate notifies the subscribers of uri on every mounted server:
+// go-sdk sends notifications/resources/updated to exactly the sessions
+// subscribed to uri, legacy and 2026-07-28 alike.
+func (r *Registry) deliverUpdate(u string) {
+	r.notify.mu.Lock()
+	servers := r.notify.servers
+	r.notify.mu.Unlock()
+	for _, s := range servers {
+		s.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: u})
+	}
+}
