@@ -109,31 +109,25 @@ func (r *Registry) setSource(name string, list ListFunc) {
 	r.sources = sources
 }
 
-// staticSource lists the static resources as a cursor.Provider.
-type staticSource struct{ s *cursor.Sorted[*staticEntry] }
+// index lists a sorted index of registry entries as a cursor.Provider of
+// what each entry describes: the static resources' metadata, or the
+// templates'.
+type index[E, T any] struct {
+	entries  *cursor.Sorted[E]
+	describe func(E) T
+}
 
-func (s staticSource) List(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
-	items, _ := s.s.List(ctx, after, limit)
-	out := make([]cursor.Item[*mcp.Resource], len(items))
+func (x index[E, T]) List(ctx context.Context, after string, limit int) ([]cursor.Item[T], error) {
+	items, _ := x.entries.List(ctx, after, limit)
+	out := make([]cursor.Item[T], len(items))
 	for i, it := range items {
-		out[i] = cursor.Item[*mcp.Resource]{Key: it.Key, Value: it.Value.res}
+		out[i] = cursor.Item[T]{Key: it.Key, Value: x.describe(it.Value)}
 	}
 	return out, nil
 }
 
-// templateSource lists the templates as a cursor.Provider.
-type templateSource struct {
-	s *cursor.Sorted[*templateEntry]
-}
-
-func (s templateSource) List(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.ResourceTemplate], error) {
-	items, _ := s.s.List(ctx, after, limit)
-	out := make([]cursor.Item[*mcp.ResourceTemplate], len(items))
-	for i, it := range items {
-		out[i] = cursor.Item[*mcp.ResourceTemplate]{Key: it.Key, Value: it.Value.tmpl}
-	}
-	return out, nil
-}
+func (e *staticEntry) describe() *mcp.Resource           { return e.res }
+func (e *templateEntry) describe() *mcp.ResourceTemplate { return e.tmpl }
 
 // The list methods, which bind cursors.
 const (
@@ -184,7 +178,7 @@ func (r *Registry) ListResourceTemplates(ctx context.Context, req *mcp.ListResou
 	if req != nil && req.Params != nil {
 		c = req.Params.Cursor
 	}
-	sources := []cursor.Source[*mcp.ResourceTemplate]{{Provider: templateSource{&r.templates}}}
+	sources := []cursor.Source[*mcp.ResourceTemplate]{{Provider: index[*templateEntry, *mcp.ResourceTemplate]{&r.templates, (*templateEntry).describe}}}
 	page, next, err := cursor.Paginate(ctx, r.cursors, r.pageRequest(ctx, req, methodListTemplates, c), sources)
 	if err != nil {
 		return nil, r.listError(ctx, req, methodListTemplates, err)

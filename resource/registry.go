@@ -215,7 +215,7 @@ func NewRegistry(opts *Options) *Registry {
 	if r.cursors == nil {
 		r.cursors, _ = cursor.NewCodec(nil) // cannot fail without options
 	}
-	r.sources = []cursor.Source[*mcp.Resource]{{Name: "", Provider: staticSource{&r.static}}}
+	r.sources = []cursor.Source[*mcp.Resource]{{Name: "", Provider: index[*staticEntry, *mcp.Resource]{&r.static, (*staticEntry).describe}}}
 	if r.opts.Logger == nil {
 		r.opts.Logger = slog.Default()
 	}
