@@ -1,0 +1,239 @@
+// Filesystem is an MCP resource server for the files under one directory,
+// built with mcpres, meant to be copied as the starting point of your own.
+//
+// Every regular file under the root is a resource file:///<path relative
+// to the root>, each segment percent-encoded as RFC 3986 requires
+// (file:///notes/caf%C3%A9%20menu.md), and every directory a resource
+// file:///<path>/ of type inode/directory, whose content is its listing.
+// It shows how to:
+//
+//   - serve a whole tree through one resource template, file:///{+path},
+//     with resource.WithSafePaths (a decoded ".." segment, NUL, backslash
+//     or absolute path is not found before the read function runs) and
+//     every read going through an os.Root, which refuses symbolic links
+//     that lead out of the directory;
+//   - list it with resource.WithInstances: a keyset-paginated walk that
+//     reads one directory at a time, so a page of a tree of 100,000 files
+//     costs a few directory reads, not the tree;
+//   - type content with mimetype.Detect, delivering text as text and the
+//     rest as base64 blobs;
+//   - refuse oversized files with a clear error instead of a huge answer;
+//   - back resources/subscribe with fsnotify, watching only what clients
+//     subscribe to (resource.SubscriptionOptions.OnWatch and OnUnwatch),
+//     and send notifications/resources/list_changed when files come and
+//     go.
+//
+// Run it over stdio, the way MCP hosts launch servers, from the root of
+// the mcpres repository:
+//
+//	go run ./examples/filesystem -root DIR
+//
+// or over streamable HTTP, as http://127.0.0.1:8080:
+//
+//	go run ./examples/filesystem -root DIR -http 127.0.0.1:8080
+//
+// Logs go to stderr: on stdio, stdout carries the protocol. The HTTP server
+// has no authentication; keep it on a loopback address.
+//
+// Hidden files and directories (a name starting with '.') are never
+// served, nor anything a -deny pattern matches; see README.md for the
+// flags and what is served.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpres/mcpres/resource"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// config is what the flags set.
+type config struct {
+	root        string
+	httpAddr    string
+	stateful    bool
+	maxSize     int64
+	deny        []string
+	pageSize    int
+	listChanged bool
+}
+
+// defaultDeny is what -deny defaults to: version control, dependencies,
+// and private keys. Hidden files are never served, whatever -deny says.
+const defaultDeny = ".git,node_modules,*.key,*.pem"
+
+func main() {
+	cfg := config{maxSize: 4 << 20}
+	flag.StringVar(&cfg.root, "root", ".", "serve the files under `dir`")
+	flag.StringVar(&cfg.httpAddr, "http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080) instead of stdio")
+	flag.BoolVar(&cfg.stateful, "stateful", false, "with -http, keep sessions, so that clients of protocols before 2026-07-28 receive notifications (2026-07-28 is then not offered)")
+	flag.Var((*byteSize)(&cfg.maxSize), "max-size", "refuse to read files larger than `size` (bytes, or with a KiB, MiB or GiB suffix)")
+	deny := flag.String("deny", defaultDeny, "do not serve paths matching these comma-separated path.Match `patterns`, matched against each path segment and the path from the root")
+	flag.IntVar(&cfg.pageSize, "page-size", 0, "resources/list page size (0 means 100)")
+	flag.BoolVar(&cfg.listChanged, "list-changed", true, "watch every directory to send notifications/resources/list_changed (false: watch only the directories of subscribed resources)")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "unexpected arguments %q; give the directory with -root\n", flag.Args())
+		flag.Usage()
+		os.Exit(2)
+	}
+	cfg.deny = splitList(*deny)
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(cfg, logger); err != nil {
+		logger.Error("server failed", "error", err)
+		os.Exit(1)
+	}
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// run serves the files under cfg.root over stdio, or over streamable HTTP
+// if cfg.httpAddr is set, until the client hangs up (on stdio) or the
+// process is interrupted.
+func run(cfg config, logger *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if cfg.maxSize <= 0 {
+		return errors.New("-max-size must be positive")
+	}
+	files, err := newFileServer(cfg.root, cfg.maxSize, cfg.deny)
+	if err != nil {
+		return err
+	}
+	defer files.Close()
+	live, err := newLiveWatcher(files, cfg.listChanged, logger)
+	if err != nil {
+		return err
+	}
+
+	reg := resource.NewRegistry(&resource.Options{
+		Logger:   logger,
+		PageSize: cfg.pageSize,
+		Subscriptions: resource.SubscriptionOptions{
+			// Watch a file only while someone is subscribed to it.
+			OnWatch:   live.watch,
+			OnUnwatch: live.unwatch,
+		},
+	})
+	err = reg.AddTemplate(&mcp.ResourceTemplate{
+		URITemplate: uriTemplate,
+		Name:        "file",
+		Title:       "Files",
+		Description: "A file or directory of the served tree, by its path from the root, each segment percent-encoded; a directory's path ends in '/'.",
+	}, files.read,
+		resource.WithSafePaths(),           // ../, %2e%2e, NUL, backslash, /abs: not found
+		resource.WithInstances(files.list), // resources/list walks the tree
+		resource.WithCompleter("path", files.complete),
+	)
+	if err != nil {
+		live.Close()
+		return err
+	}
+	live.start(reg)
+	defer live.Close() // after the server has stopped: no goroutine outlives run
+
+	server := mcp.NewServer(&mcp.Implementation{Name: "filesystem", Title: "mcpres filesystem", Version: "v0.1.0"},
+		&mcp.ServerOptions{
+			// Enables resources/subscribe; the registry records
+			// subscriptions and calls OnWatch and OnUnwatch.
+			SubscribeHandler:   reg.Subscribe,
+			UnsubscribeHandler: reg.Unsubscribe,
+		})
+	resource.Mount(server, reg)
+	logger.Info("serving files", "root", files.dir, "max_size", cfg.maxSize, "deny", cfg.deny)
+
+	if cfg.httpAddr != "" {
+		return serveHTTP(ctx, server, cfg.httpAddr, cfg.stateful, logger)
+	}
+	err = server.Run(ctx, &mcp.StdioTransport{})
+	if errors.Is(err, context.Canceled) {
+		return nil // interrupted
+	}
+	return err
+}
+
+// serveHTTP serves server over streamable HTTP on addr until ctx is done.
+func serveHTTP(ctx context.Context, server *mcp.Server, addr string, stateful bool, logger *slog.Logger) error {
+	// Stateless serves each request on its own, and is how go-sdk serves
+	// protocol 2026-07-28 over HTTP, whose clients receive resource updates
+	// and list_changed on their subscriptions/listen streams. Older clients
+	// are served too, but receive no notifications outside a request. With
+	// -stateful they do, through sessions; but sessions are not part of
+	// 2026-07-28, and its clients fall back to 2025-11-25.
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: !stateful})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String(), "stateful", stateful)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// Let requests in flight finish, then close whatever connections are
+	// left (a client may hold a notification stream open).
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		srv.Close()
+	}
+	<-errc // Serve has returned
+	return nil
+}
+
+// byteSize is a flag.Value for a size in bytes: a whole number, optionally
+// followed by KiB, MiB or GiB (or K, M, G, KB, MB, GB, all powers of 1024).
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(s string) error {
+	num, unit := s, int64(1)
+	upper := strings.ToUpper(strings.TrimSpace(s))
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
+		if strings.HasSuffix(upper, u.suffix) {
+			num, unit = strings.TrimSpace(upper[:len(upper)-len(u.suffix)]), u.size
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/unit {
+		return fmt.Errorf("want a positive size such as 1048576 or 4MiB, got %q", s)
+	}
+	*b = byteSize(n * unit)
+	return nil
+}
