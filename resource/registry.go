@@ -1,22 +1,27 @@
 // Package resource is the registry of MCP resources and the thin handlers
 // that serve it: resources/list, resources/read, resources/templates/list,
-// completion/complete for template variables, and the validation behind
-// resources/subscribe.
+// resources/subscribe and completion/complete for template variables.
 //
-// A Registry holds static resources (one URI, one read function) and
-// resource templates (an RFC 6570 URI template whose read function receives
-// the matched variables, percent-decoded). [Mount] wires a Registry into a
-// go-sdk [mcp.Server] with one call; the handler methods
-// ([Registry.ReadResource], [Registry.ListResources], ...) are also plain
-// functions over go-sdk request and result types, for servers that route
-// requests themselves.
+// A Registry holds static resources (one URI, one read function), resource
+// templates (an RFC 6570 URI template whose read function receives the
+// matched variables, percent-decoded; the most specific template wins) and
+// providers that list dynamic collections, such as database rows, a page
+// at a time. [Mount] wires a Registry into a go-sdk [mcp.Server] with one
+// call; the handler methods ([Registry.ReadResource],
+// [Registry.ListResources], ...) are also plain functions over go-sdk
+// request and result types, for servers that route requests themselves.
+//
+// Lists are keyset pages with signed cursors (package cursor); every read
+// is checked against its MIME type (package mimetype, see [MIMEPolicy]);
+// subscriptions are recorded, coalesced and cleaned up by package
+// subscribe (see [Registry.Subscribe] and [Registry.Changed]).
 //
 // Errors follow the MCP specification in one place: an unknown URI is
 // answered with -32602 and data {"uri": …} for clients on protocol
 // 2026-07-28 or later and -32002 for older clients (see [NotFoundCode]); a
-// malformed URI with -32602 saying why; a failing or panicking read function
-// with -32603 that reveals nothing, the detail going to the registry's
-// logger.
+// malformed URI or cursor with -32602 saying why; a failing or panicking
+// read function with -32603 that reveals nothing, the detail going to the
+// registry's logger.
 package resource
 
 import (
