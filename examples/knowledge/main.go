@@ -1,0 +1,375 @@
+// Knowledge is an MCP resource server for a team knowledge base, built
+// with mcpres: collections of markdown documents, kept in memory.
+//
+// It serves:
+//
+//   - resource://knowledge/collections: the collections and how many
+//     documents each holds, as JSON;
+//   - resource://knowledge/{collection}/documents: one collection's
+//     documents (name, title, size, last update), as JSON;
+//   - resource://knowledge/{collection}/document/{doc}: one document, as
+//     markdown;
+//   - resource://system/health: the server's status, as JSON.
+//
+// resources/list holds the two static resources, every collection's
+// documents list and every document, paged. {collection} and {doc} can be
+// completed; {doc} completes among the documents of the collection already
+// chosen, if any.
+//
+// Clients may subscribe to any of these resources. The tools put_document
+// and delete_document edit the knowledge base: subscribers of what changed
+// get notifications/resources/updated, and creating or deleting a document
+// sends notifications/resources/list_changed.
+//
+// Run it over stdio, the way MCP hosts launch servers:
+//
+//	go run ./examples/knowledge
+//
+// or over streamable HTTP, as http://127.0.0.1:8080:
+//
+//	go run ./examples/knowledge -http 127.0.0.1:8080
+//
+// Logs go to stderr: on stdio, stdout carries the protocol. The HTTP server
+// is stateless, so it sends no notifications, and has no authentication;
+// keep it on a loopback address.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpres/mcpres/cursor"
+	"github.com/mcpres/mcpres/resource"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The knowledge base's URIs.
+const (
+	collectionsURI   = "resource://knowledge/collections"
+	healthURI        = "resource://system/health"
+	documentsTmpl    = "resource://knowledge/{collection}/documents"
+	documentTmpl     = "resource://knowledge/{collection}/document/{doc}"
+	markdownMIMEType = "text/markdown"
+	jsonMIMEType     = "application/json"
+)
+
+// documentsURI returns the URI of collection's documents list. Store names
+// need no percent-encoding.
+func documentsURI(collection string) string {
+	return "resource://knowledge/" + collection + "/documents"
+}
+
+// documentURI returns the URI of a document.
+func documentURI(collection, doc string) string {
+	return "resource://knowledge/" + collection + "/document/" + doc
+}
+
+func main() {
+	httpAddr := flag.String("http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080) instead of stdio")
+	pageSize := flag.Int("page-size", resource.DefaultPageSize, "the most resources one resources/list page holds")
+	flag.Parse()
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(*httpAddr, *pageSize, logger); err != nil {
+		logger.Error("server failed", "error", err)
+		os.Exit(1)
+	}
+}
+
+// run serves the knowledge base over stdio, or over streamable HTTP on
+// httpAddr if it is set, until the client hangs up (on stdio) or the
+// process is interrupted.
+func run(httpAddr string, pageSize int, logger *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	kb := &knowledge{store: NewSeededStore(), started: time.Now()}
+	kb.reg = resource.NewRegistry(&resource.Options{Logger: logger, PageSize: pageSize})
+	if err := kb.register(); err != nil {
+		return err
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "knowledge", Title: "mcpres knowledge base", Version: "v0.1.0"},
+		&mcp.ServerOptions{
+			// Subscriptions are enabled by handing them to the registry;
+			// kb.put reports changes with reg.Changed.
+			SubscribeHandler:   kb.reg.Subscribe,
+			UnsubscribeHandler: kb.reg.Unsubscribe,
+		})
+	resource.Mount(server, kb.reg)
+	kb.addTools(server)
+
+	if httpAddr != "" {
+		return serveHTTP(ctx, server, httpAddr, logger)
+	}
+	err := server.Run(ctx, &mcp.StdioTransport{})
+	if errors.Is(err, context.Canceled) {
+		return nil // interrupted
+	}
+	return err
+}
+
+// knowledge serves a store through a registry.
+type knowledge struct {
+	store   *Store
+	reg     *resource.Registry
+	started time.Time
+}
+
+// register adds the knowledge base's resources and templates to k.reg.
+func (k *knowledge) register() error {
+	if err := k.reg.Add(&mcp.Resource{
+		URI: collectionsURI, Name: "collections", Title: "Collections",
+		Description: "Every collection, with its number of documents.", MIMEType: jsonMIMEType,
+	}, k.readCollections); err != nil {
+		return err
+	}
+	if err := k.reg.Add(&mcp.Resource{
+		URI: healthURI, Name: "health", Title: "Health",
+		Description: "The server's status, counts and uptime.", MIMEType: jsonMIMEType,
+	}, k.readHealth); err != nil {
+		return err
+	}
+	if err := k.reg.AddTemplate(&mcp.ResourceTemplate{
+		URITemplate: documentsTmpl, Name: "documents", Title: "Documents of a collection",
+		Description: "The documents of {collection}: name, title, size and last update.", MIMEType: jsonMIMEType,
+	}, k.readDocuments,
+		resource.WithCompleter("collection", k.completeCollection),
+		resource.WithInstances(k.listCollections),
+	); err != nil {
+		return err
+	}
+	return k.reg.AddTemplate(&mcp.ResourceTemplate{
+		URITemplate: documentTmpl, Name: "document", Title: "Document",
+		Description: "The document {doc} of {collection}, in markdown.", MIMEType: markdownMIMEType,
+	}, k.readDocument,
+		resource.WithCompleter("collection", k.completeCollection),
+		resource.WithCompleter("doc", k.completeDoc),
+		resource.WithInstances(k.listDocuments),
+	)
+}
+
+// jsonResult returns v, indented, as a read result.
+func jsonResult(v any) (*mcp.ReadResourceResult, error) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: string(data) + "\n"}}}, nil
+}
+
+func (k *knowledge) readCollections(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return jsonResult(map[string]any{"collections": k.store.Collections()})
+}
+
+func (k *knowledge) readHealth(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	cols, docs := k.store.Counts()
+	return jsonResult(map[string]any{
+		"status":        "ok",
+		"collections":   cols,
+		"documents":     docs,
+		"uptimeSeconds": int64(time.Since(k.started).Seconds()),
+	})
+}
+
+func (k *knowledge) readDocuments(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+	collection := vars.Get("collection")
+	docs, ok := k.store.Documents(collection)
+	if !ok {
+		return nil, resource.ErrNotFound
+	}
+	return jsonResult(map[string]any{"collection": collection, "documents": docs})
+}
+
+func (k *knowledge) readDocument(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+	d, ok := k.store.Document(vars.Get("collection"), vars.Get("doc"))
+	if !ok {
+		return nil, resource.ErrNotFound
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: d.Markdown}}}, nil
+}
+
+// listCollections lists each collection's documents resource, keyed by
+// collection name.
+func (k *knowledge) listCollections(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
+	var out []cursor.Item[*mcp.Resource]
+	for _, c := range k.store.Collections() { // sorted by name
+		if c.Name <= after {
+			continue
+		}
+		if len(out) == limit {
+			break
+		}
+		out = append(out, cursor.Item[*mcp.Resource]{Key: c.Name, Value: &mcp.Resource{
+			URI: documentsURI(c.Name), Name: c.Name + "/documents", Title: "Documents of " + c.Name,
+			Description: fmt.Sprintf("The %d documents of %s.", c.Documents, c.Name), MIMEType: jsonMIMEType,
+		}})
+	}
+	return out, nil
+}
+
+// listDocuments lists every document, keyed "collection/doc".
+func (k *knowledge) listDocuments(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
+	docs := k.store.DocumentsAfter(after, limit)
+	out := make([]cursor.Item[*mcp.Resource], len(docs))
+	for i, d := range docs {
+		out[i] = cursor.Item[*mcp.Resource]{Key: d.Key(), Value: &mcp.Resource{
+			URI: documentURI(d.Collection, d.Name), Name: d.Key(), Title: d.Title,
+			MIMEType: markdownMIMEType, Size: int64(len(d.Markdown)),
+		}}
+	}
+	return out, nil
+}
+
+// completeCollection proposes the collections whose names start with
+// partial, ignoring case.
+func (k *knowledge) completeCollection(ctx context.Context, partial string, bound map[string]string) ([]string, error) {
+	var out []string
+	for _, c := range k.store.Collections() {
+		if hasPrefixFold(c.Name, partial) {
+			out = append(out, c.Name)
+		}
+	}
+	return out, nil
+}
+
+// completeDoc proposes the documents of the collection already chosen
+// (context.arguments), or of every collection if none is, whose names start
+// with partial, ignoring case.
+func (k *knowledge) completeDoc(ctx context.Context, partial string, bound map[string]string) ([]string, error) {
+	var collections []string
+	if c, ok := bound["collection"]; ok && c != "" {
+		collections = []string{c}
+	} else {
+		for _, c := range k.store.Collections() {
+			collections = append(collections, c.Name)
+		}
+	}
+	seen := make(map[string]bool)
+	var out []string
+	for _, c := range collections {
+		docs, _ := k.store.Documents(c)
+		for _, d := range docs {
+			if hasPrefixFold(d.Name, partial) && !seen[d.Name] {
+				seen[d.Name] = true
+				out = append(out, d.Name)
+			}
+		}
+	}
+	return out, nil
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// PutInput is the input of the put_document tool.
+type PutInput struct {
+	Collection string `json:"collection" jsonschema:"the collection, created if needed (a-z, 0-9, '.', '_', '-')"`
+	Doc        string `json:"doc" jsonschema:"the document name (a-z, 0-9, '.', '_', '-')"`
+	Markdown   string `json:"markdown" jsonschema:"the document's new content, in markdown"`
+}
+
+// DeleteInput is the input of the delete_document tool.
+type DeleteInput struct {
+	Collection string `json:"collection" jsonschema:"the collection"`
+	Doc        string `json:"doc" jsonschema:"the document name"`
+}
+
+// EditOutput is what the editing tools return.
+type EditOutput struct {
+	URI     string `json:"uri"`
+	Created bool   `json:"created,omitempty"`
+	Deleted bool   `json:"deleted,omitempty"`
+}
+
+// addTools adds the tools that edit the knowledge base.
+func (k *knowledge) addTools(server *mcp.Server) {
+	mcp.AddTool(server, &mcp.Tool{
+		Name:        "put_document",
+		Title:       "Put document",
+		Description: "Create or replace a markdown document in the knowledge base; subscribers of the document are notified.",
+	}, k.put)
+	mcp.AddTool(server, &mcp.Tool{
+		Name:        "delete_document",
+		Title:       "Delete document",
+		Description: "Delete a document from the knowledge base.",
+	}, k.delete)
+}
+
+func (k *knowledge) put(ctx context.Context, req *mcp.CallToolRequest, in PutInput) (*mcp.CallToolResult, EditOutput, error) {
+	if strings.TrimSpace(in.Markdown) == "" {
+		return nil, EditOutput{}, errors.New("markdown is empty; use delete_document to delete a document")
+	}
+	newDoc, _, err := k.store.Put(in.Collection, in.Doc, in.Markdown)
+	if err != nil {
+		return nil, EditOutput{}, err // reported to the client as a tool error
+	}
+	k.changed(in.Collection, in.Doc, newDoc)
+	return nil, EditOutput{URI: documentURI(in.Collection, in.Doc), Created: newDoc}, nil
+}
+
+func (k *knowledge) delete(ctx context.Context, req *mcp.CallToolRequest, in DeleteInput) (*mcp.CallToolResult, EditOutput, error) {
+	if !k.store.Delete(in.Collection, in.Doc) {
+		return nil, EditOutput{}, fmt.Errorf("no document %q in collection %q", in.Doc, in.Collection)
+	}
+	k.changed(in.Collection, in.Doc, true)
+	return nil, EditOutput{URI: documentURI(in.Collection, in.Doc), Deleted: true}, nil
+}
+
+// changed tells subscribers that a document changed, and with it its
+// collection's documents list and the collections list (its counts and
+// sizes). If a document was created or deleted, resources/list changed too.
+func (k *knowledge) changed(collection, doc string, listChanged bool) {
+	k.reg.Changed(documentURI(collection, doc))
+	k.reg.Changed(documentsURI(collection))
+	k.reg.Changed(collectionsURI)
+	k.reg.Changed(healthURI)
+	if listChanged {
+		k.reg.NotifyListChanged()
+	}
+}
+
+// serveHTTP serves server over streamable HTTP on addr until ctx is done.
+func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
+	// Stateless serves each request on its own, and is how go-sdk serves
+	// protocol 2026-07-28 over HTTP; older clients are served too. It rules
+	// out server-initiated messages outside a request (list_changed,
+	// resource updates): drop it if you need those for older clients.
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// Let requests in flight finish, then close whatever connections are
+	// left (an HTTP client may hold one open that never sends a request).
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return srv.Close()
+	}
+	return nil
+}

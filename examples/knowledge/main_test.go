@@ -1,0 +1,517 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// protocolVersions are the protocol versions the client negotiates in turn.
+var protocolVersions = []string{"2025-11-25", "2026-07-28"}
+
+// pageSize is the server's resources/list page size in the tests: small, so
+// that listing takes several pages.
+const pageSize = 3
+
+// buildKnowledge builds the example into a temporary directory and returns
+// the binary's path.
+func buildKnowledge(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "knowledge")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build:\n%s", out)
+	return bin
+}
+
+// lockedBuffer collects a subprocess's stderr.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// logStderrOnFailure captures cmd's stderr and logs it if t fails.
+func logStderrOnFailure(t *testing.T, cmd *exec.Cmd) *lockedBuffer {
+	stderr := new(lockedBuffer)
+	cmd.Stderr = stderr
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr)
+		}
+	})
+	return stderr
+}
+
+// notes records the notifications a client is sent.
+type notes struct {
+	mu          sync.Mutex
+	updated     []string
+	listChanged int
+	got         chan struct{}
+}
+
+func (n *notes) poke() {
+	select {
+	case n.got <- struct{}{}:
+	default:
+	}
+}
+
+func (n *notes) updates(uri string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c := 0
+	for _, u := range n.updated {
+		if u == uri {
+			c++
+		}
+	}
+	return c
+}
+
+func (n *notes) listChanges() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.listChanged
+}
+
+// waitUntil waits until cond holds, for at most ten seconds, calling poke
+// every second meanwhile (a 2026-07-28 client subscribes and listens in
+// the background, so a change made at once may precede its listen).
+func (n *notes) waitUntil(t *testing.T, what string, cond func() bool, poke func()) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	poke()
+	for !cond() {
+		select {
+		case <-n.got:
+		case <-tick.C:
+			poke()
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// connect starts the server binary and connects a client on version.
+func connect(t *testing.T, bin, version string) (*mcp.ClientSession, *notes) {
+	t.Helper()
+	n := &notes{got: make(chan struct{}, 1)}
+	client := mcp.NewClient(&mcp.Implementation{Name: "knowledge-test", Version: "v0"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			n.mu.Lock()
+			n.updated = append(n.updated, req.Params.URI)
+			n.mu.Unlock()
+			n.poke()
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			n.mu.Lock()
+			n.listChanged++
+			n.mu.Unlock()
+			n.poke()
+		},
+	})
+	cmd := exec.Command(bin, "-page-size", fmt.Sprint(pageSize))
+	logStderrOnFailure(t, cmd)
+	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// Closing stdin must make the server exit cleanly.
+		require.NoError(t, cs.Close(), "server exit")
+	})
+	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
+	return cs, n
+}
+
+func TestStdio(t *testing.T) {
+	bin := buildKnowledge(t)
+	for _, version := range protocolVersions {
+		t.Run(version, func(t *testing.T) {
+			cs, _ := connect(t, bin, version)
+			exercise(t, cs, version)
+		})
+	}
+}
+
+// listAll lists every page of resources.
+func listAll(t *testing.T, cs *mcp.ClientSession) (map[string]*mcp.Resource, int) {
+	t.Helper()
+	got := make(map[string]*mcp.Resource)
+	pages := 0
+	params := &mcp.ListResourcesParams{}
+	for {
+		res, err := cs.ListResources(t.Context(), params)
+		require.NoError(t, err)
+		pages++
+		require.LessOrEqual(t, len(res.Resources), pageSize)
+		for _, r := range res.Resources {
+			require.NotContains(t, got, r.URI, "listed twice")
+			got[r.URI] = r
+		}
+		if res.NextCursor == "" {
+			return got, pages
+		}
+		params.Cursor = res.NextCursor
+	}
+}
+
+func read(t *testing.T, cs *mcp.ClientSession, uri string) *mcp.ResourceContents {
+	t.Helper()
+	res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+	require.NoError(t, err, uri)
+	require.Len(t, res.Contents, 1, uri)
+	c := res.Contents[0]
+	require.Equal(t, uri, c.URI)
+	return c
+}
+
+func readJSON(t *testing.T, cs *mcp.ClientSession, uri string, v any) {
+	t.Helper()
+	c := read(t, cs, uri)
+	require.Equal(t, "application/json", c.MIMEType, uri)
+	require.NoError(t, json.Unmarshal([]byte(c.Text), v), uri)
+}
+
+// exercise checks what the knowledge base serves through cs, a session
+// that asked for protocol version.
+func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
+	ctx := t.Context()
+
+	// resources/list, every page: the static resources, every collection's
+	// documents list and every seeded document.
+	got, pages := listAll(t, cs)
+	require.Greater(t, pages, 1, "listing takes several pages")
+	wantDocs := map[string]string{}
+	for _, d := range seed {
+		wantDocs[documentURI(d.collection, d.name)] = d.markdown
+	}
+	require.Len(t, got, 2+3+len(wantDocs))
+	for _, uri := range []string{collectionsURI, healthURI, documentsURI("engineering"), documentsURI("product"), documentsURI("support")} {
+		require.Contains(t, got, uri)
+		require.Equal(t, "application/json", got[uri].MIMEType, uri)
+	}
+	for uri, md := range wantDocs {
+		r := got[uri]
+		require.NotNil(t, r, "document %s not listed", uri)
+		require.Equal(t, "text/markdown", r.MIMEType, uri)
+		require.Equal(t, int64(len(md)), r.Size, uri)
+		require.NotEmpty(t, r.Title, uri)
+	}
+	require.Equal(t, "Engineering onboarding", got[documentURI("engineering", "onboarding")].Title)
+
+	// Templates.
+	tmpls, err := cs.ListResourceTemplates(ctx, nil)
+	require.NoError(t, err)
+	var tnames []string
+	for _, tm := range tmpls.ResourceTemplates {
+		tnames = append(tnames, tm.URITemplate)
+	}
+	require.ElementsMatch(t, []string{documentsTmpl, documentTmpl}, tnames)
+
+	// The collections, with their document counts.
+	var cols struct {
+		Collections []CollectionInfo `json:"collections"`
+	}
+	readJSON(t, cs, collectionsURI, &cols)
+	require.Equal(t, []CollectionInfo{{"engineering", 3}, {"product", 2}, {"support", 1}}, cols.Collections)
+
+	// One collection's documents.
+	var docs struct {
+		Collection string         `json:"collection"`
+		Documents  []DocumentInfo `json:"documents"`
+	}
+	readJSON(t, cs, documentsURI("product"), &docs)
+	require.Equal(t, "product", docs.Collection)
+	require.Len(t, docs.Documents, 2)
+	require.Equal(t, "personas", docs.Documents[0].Name)
+	require.Equal(t, "roadmap", docs.Documents[1].Name)
+	require.Equal(t, "Product roadmap", docs.Documents[1].Title)
+	require.Equal(t, len(wantDocs[documentURI("product", "roadmap")]), docs.Documents[1].Size)
+	require.False(t, docs.Documents[1].Updated.IsZero())
+
+	// A markdown document.
+	c := read(t, cs, documentURI("engineering", "runbook"))
+	require.Equal(t, "text/markdown", c.MIMEType)
+	require.Equal(t, wantDocs[documentURI("engineering", "runbook")], c.Text)
+
+	// Health.
+	var health map[string]any
+	readJSON(t, cs, healthURI, &health)
+	require.Equal(t, "ok", health["status"])
+	require.EqualValues(t, 3, health["collections"])
+	require.EqualValues(t, len(wantDocs), health["documents"])
+	require.Contains(t, health, "uptimeSeconds")
+
+	// Unknown collections and documents are not found, with the code the
+	// client's version expects.
+	wantCode := int64(-32002)
+	if version >= "2026-07-28" {
+		wantCode = jsonrpc.CodeInvalidParams
+	}
+	for _, uri := range []string{
+		documentsURI("nosuch"),
+		documentURI("nosuch", "onboarding"),
+		documentURI("engineering", "nosuch"),
+		documentURI("product", "runbook"), // in another collection
+		"resource://knowledge/engineering/document/",
+	} {
+		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		var jerr *jsonrpc.Error
+		require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", uri, err)
+		require.Equal(t, wantCode, jerr.Code, uri)
+		require.Equal(t, "Resource not found", jerr.Message, uri)
+	}
+
+	// Completion.
+	complete := func(tmpl, arg, value string, bound map[string]string) []string {
+		t.Helper()
+		p := &mcp.CompleteParams{
+			Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: tmpl},
+			Argument: mcp.CompleteParamsArgument{Name: arg, Value: value},
+		}
+		if bound != nil {
+			p.Context = &mcp.CompleteContext{Arguments: bound}
+		}
+		res, err := cs.Complete(ctx, p)
+		require.NoError(t, err)
+		return res.Completion.Values
+	}
+	require.Equal(t, []string{"engineering"}, complete(documentsTmpl, "collection", "eng", nil))
+	require.Equal(t, []string{"engineering", "product", "support"}, complete(documentTmpl, "collection", "", nil))
+	require.Equal(t, []string{"product"}, complete(documentTmpl, "collection", "P", nil))
+	require.Equal(t, []string{"code-review", "onboarding", "runbook"}, complete(documentTmpl, "doc", "", map[string]string{"collection": "engineering"}))
+	require.Equal(t, []string{"roadmap"}, complete(documentTmpl, "doc", "r", map[string]string{"collection": "product"}))
+	require.Equal(t, []string{"runbook"}, complete(documentTmpl, "doc", "r", map[string]string{"collection": "engineering"}))
+	require.Empty(t, complete(documentTmpl, "doc", "", map[string]string{"collection": "nosuch"}))
+	require.ElementsMatch(t, []string{"roadmap", "runbook"}, complete(documentTmpl, "doc", "r", nil), "unbound: every collection")
+}
+
+// callTool calls a tool and fails t if it reports an error.
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%s: %v", name, res.Content)
+	return res
+}
+
+func TestSubscriptions(t *testing.T) {
+	bin := buildKnowledge(t)
+	for _, version := range protocolVersions {
+		t.Run(version, func(t *testing.T) {
+			cs, n := connect(t, bin, version)
+			ctx := t.Context()
+			require.True(t, cs.InitializeResult().Capabilities.Resources.Subscribe, "subscribe capability")
+
+			runbook := documentURI("engineering", "runbook")
+			onboarding := documentURI("engineering", "onboarding")
+			roadmap := documentURI("product", "roadmap")
+			require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: runbook}))
+			require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: roadmap}))
+
+			// Editing the runbook notifies its subscriber, and the new text
+			// is what a read returns.
+			edits := 0
+			md := ""
+			n.waitUntil(t, "notifications/resources/updated for "+runbook, func() bool { return n.updates(runbook) > 0 }, func() {
+				edits++
+				md = fmt.Sprintf("# Production runbook\n\nEdit %d.\n", edits)
+				res := callTool(t, cs, "put_document", map[string]any{"collection": "engineering", "doc": "runbook", "markdown": md})
+				require.Contains(t, fmt.Sprint(res.StructuredContent), runbook)
+			})
+			require.Equal(t, md, read(t, cs, runbook).Text)
+
+			// Editing onboarding, which nobody watches, notifies nobody;
+			// a later edit of the roadmap shows that the notifications for
+			// the first one have been sent.
+			callTool(t, cs, "put_document", map[string]any{"collection": "engineering", "doc": "onboarding", "markdown": "# Onboarding\n\nChanged.\n"})
+			n.waitUntil(t, "notifications/resources/updated for "+roadmap, func() bool { return n.updates(roadmap) > 0 }, func() {
+				callTool(t, cs, "put_document", map[string]any{"collection": "product", "doc": "roadmap", "markdown": "# Product roadmap\n\nRevised.\n"})
+			})
+			require.Zero(t, n.updates(onboarding), "a document nobody subscribed to")
+			require.Zero(t, n.updates(documentURI("support", "faq")), "a document nobody subscribed to")
+
+			// Unsubscribing silences the runbook.
+			require.NoError(t, cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: runbook}))
+			if version < "2026-07-28" {
+				before := n.updates(runbook)
+				callTool(t, cs, "put_document", map[string]any{"collection": "engineering", "doc": "runbook", "markdown": "# Runbook\n\nAgain.\n"})
+				updates := n.updates(roadmap)
+				n.waitUntil(t, "another update of "+roadmap, func() bool { return n.updates(roadmap) > updates }, func() {
+					callTool(t, cs, "put_document", map[string]any{"collection": "product", "doc": "roadmap", "markdown": "# Product roadmap\n\nRevised again.\n"})
+				})
+				require.Equal(t, before, n.updates(runbook), "no update after unsubscribing")
+			}
+		})
+	}
+}
+
+func TestCreateAndDelete(t *testing.T) {
+	bin := buildKnowledge(t)
+	for _, version := range protocolVersions {
+		t.Run(version, func(t *testing.T) {
+			cs, n := connect(t, bin, version)
+
+			// Creating a document (in a new collection) sends list_changed
+			// and makes it listed and readable. A 2026-07-28 client listens
+			// for list_changed in the background, so each try creates
+			// another document until one is heard of.
+			var created []string
+			n.waitUntil(t, "notifications/resources/list_changed", func() bool { return n.listChanges() > 0 }, func() {
+				doc := fmt.Sprintf("postmortem-%d", len(created)+1)
+				res := callTool(t, cs, "put_document", map[string]any{"collection": "incidents", "doc": doc, "markdown": "# Postmortem\n\nWhat happened.\n"})
+				require.Contains(t, fmt.Sprint(res.StructuredContent), "created:true")
+				created = append(created, documentURI("incidents", doc))
+			})
+			got, _ := listAll(t, cs)
+			for _, uri := range created {
+				require.Contains(t, got, uri)
+				require.Equal(t, "Postmortem", got[uri].Title)
+				require.Equal(t, "# Postmortem\n\nWhat happened.\n", read(t, cs, uri).Text)
+			}
+			require.Contains(t, got, documentsURI("incidents"))
+			var cols struct {
+				Collections []CollectionInfo `json:"collections"`
+			}
+			readJSON(t, cs, collectionsURI, &cols)
+			require.Contains(t, cols.Collections, CollectionInfo{"incidents", len(created)})
+
+			// Deleting them all removes the collection.
+			for _, uri := range created {
+				doc := uri[strings.LastIndex(uri, "/")+1:]
+				callTool(t, cs, "delete_document", map[string]any{"collection": "incidents", "doc": doc})
+			}
+			got, _ = listAll(t, cs)
+			require.NotContains(t, got, created[0])
+			require.NotContains(t, got, documentsURI("incidents"))
+			_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: created[0]})
+			require.Error(t, err)
+
+			// Bad input is a tool error.
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "put_document", Arguments: map[string]any{"collection": "Bad Name", "doc": "x", "markdown": "# x\n"}})
+			require.NoError(t, err)
+			require.True(t, res.IsError)
+			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "delete_document", Arguments: map[string]any{"collection": "engineering", "doc": "nosuch"}})
+			require.NoError(t, err)
+			require.True(t, res.IsError)
+		})
+	}
+}
+
+// TestHTTP reads the knowledge base over stateless streamable HTTP, which
+// sends no notifications: subscriptions are tested over stdio.
+func TestHTTP(t *testing.T) {
+	bin := buildKnowledge(t)
+	addr := freeLoopbackAddr(t)
+
+	cmd := exec.Command(bin, "-http", addr, "-page-size", fmt.Sprint(pageSize))
+	stderr := logStderrOnFailure(t, cmd)
+	require.NoError(t, cmd.Start())
+	var waitErr error
+	exited := make(chan struct{}) // closed when the server has exited
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		// Ask the server to stop; kill it if it does not.
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			cmd.Process.Kill()
+		}
+		select {
+		case <-exited:
+			require.NoError(t, waitErr, "server exit")
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Error("server did not stop on interrupt; killed it")
+		}
+	})
+
+	waitForListener(t, addr, exited, stderr)
+
+	// A client of our own, whose idle connections are closed before the
+	// server is stopped.
+	httpClient := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(httpClient.CloseIdleConnections)
+
+	for _, version := range protocolVersions {
+		t.Run(version, func(t *testing.T) {
+			transport := &mcp.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: httpClient}
+			client := mcp.NewClient(&mcp.Implementation{Name: "knowledge-test", Version: "v0"}, nil)
+			cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			require.NoError(t, err)
+			defer cs.Close()
+			require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
+			exercise(t, cs, version)
+		})
+	}
+}
+
+// freeLoopbackAddr returns a loopback address with a port that was free a
+// moment ago.
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// waitForListener waits, for at most about ten seconds, until addr accepts
+// connections. It fails t if the server exits first, that is if exited is
+// closed.
+func waitForListener(t *testing.T, addr string, exited <-chan struct{}, stderr *lockedBuffer) {
+	t.Helper()
+	ctx := t.Context()
+	var d net.Dialer
+	for range 100 {
+		select {
+		case <-exited:
+			t.Fatalf("server exited before listening:\n%s", stderr)
+		default:
+		}
+		dialCtx, cancel := context.WithTimeout(ctx, time.Second)
+		conn, err := d.DialContext(dialCtx, "tcp", addr)
+		cancel()
+		if err == nil {
+			conn.Close()
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("server did not listen on %s", addr)
+}

@@ -1,0 +1,275 @@
+// Logs is an MCP resource server that exposes a large log file as slices:
+// one service's lines in one 4-hour window of one day, read as
+//
+//	log://{service}/{date}/{hourRange}
+//
+// such as log://api/2026-11-20/04-08, where hourRange is one of 00-04,
+// 04-08, 08-12, 12-16, 16-20 and 20-24 (UTC; a range holds its start hour
+// and excludes its end, so 04:00:00 belongs to 04-08).
+//
+// It shows how to:
+//
+//   - list a template's instances with [resource.WithInstances]: every
+//     slice that holds at least one line, in key order, with its size;
+//   - complete each template variable with [resource.WithCompleter],
+//     narrowing by the variables already chosen: the dates of the chosen
+//     service, the hour ranges of the chosen service and date;
+//   - serve a read from a small index built by one pass over the file at
+//     start: the file is sorted by time, so each window is one contiguous
+//     byte span, and a read scans only that span (io.SectionReader over
+//     os.File.ReadAt), never the whole file, keeping the requested
+//     service's lines. A slice larger than -max-slice (4 MiB) is refused.
+//
+// The file is given with -file; each line is
+//
+//	2026-11-20T13:04:05Z service level message
+//
+// (a UTC RFC 3339 timestamp, a service name of letters, digits, '.', '_'
+// and '-', a level, a free-text message), sorted by time. Without -file the
+// server writes a sample file of three days and three services to a
+// temporary directory, and removes it on exit:
+//
+//	go run ./examples/logs
+//	go run ./examples/logs -file /var/log/app.log
+//	go run ./examples/logs -http 127.0.0.1:8080
+//
+// Logs go to stderr: on stdio, stdout carries the protocol. The HTTP server
+// has no authentication; keep it on a loopback address.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"time"
+
+	"github.com/mcpres/mcpres/cursor"
+	"github.com/mcpres/mcpres/resource"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// logTemplate is the URI template of a slice.
+const logTemplate = "log://{service}/{date}/{hourRange}"
+
+// defaultMaxSlice is the largest slice a read returns, by default.
+const defaultMaxSlice = 4 << 20
+
+type config struct {
+	httpAddr string
+	file     string
+	maxSlice int64
+	pageSize int
+}
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.httpAddr, "http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080) instead of stdio")
+	flag.StringVar(&cfg.file, "file", "", "the log `file` to serve, sorted by time; without it, a generated sample")
+	flag.Int64Var(&cfg.maxSlice, "max-slice", defaultMaxSlice, "refuse to read a slice of more than `bytes`")
+	flag.IntVar(&cfg.pageSize, "page-size", 0, "resources per resources/list page (0: the registry's default, 100)")
+	flag.Parse()
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(cfg, logger); err != nil {
+		logger.Error("server failed", "error", err)
+		os.Exit(1)
+	}
+}
+
+// run serves the slices of the log file over stdio, or over streamable
+// HTTP on cfg.httpAddr if it is set, until the client hangs up (on stdio)
+// or the process is interrupted.
+func run(cfg config, logger *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	path := cfg.file
+	if path == "" {
+		dir, err := os.MkdirTemp("", "mcpres-logs-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		path = filepath.Join(dir, "sample.log")
+		if err := writeSample(path); err != nil {
+			return err
+		}
+		logger.Info("no -file given; serving a generated sample", "file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	start := time.Now()
+	idx, err := BuildIndex(f)
+	if err != nil {
+		return fmt.Errorf("indexing %s: %w", path, err)
+	}
+	logger.Info("indexed log file", "file", path, "slices", len(idx.keys),
+		"services", len(idx.services), "elapsed", time.Since(start).Round(time.Millisecond))
+
+	reg, err := newRegistry(idx, f, cfg, logger)
+	if err != nil {
+		return err
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "logs", Title: "mcpres log slices", Version: "v0.1.0"}, nil)
+	resource.Mount(server, reg)
+
+	if cfg.httpAddr != "" {
+		return serveHTTP(ctx, server, cfg.httpAddr, logger)
+	}
+	err = server.Run(ctx, &mcp.StdioTransport{})
+	if errors.Is(err, context.Canceled) {
+		return nil // interrupted
+	}
+	return err
+}
+
+// newRegistry returns a registry serving the slices idx describes, read
+// from file.
+func newRegistry(idx *Index, file *os.File, cfg config, logger *slog.Logger) (*resource.Registry, error) {
+	maxSlice := cfg.maxSlice
+	if maxSlice <= 0 {
+		maxSlice = defaultMaxSlice
+	}
+	reg := resource.NewRegistry(&resource.Options{Logger: logger, PageSize: cfg.pageSize})
+	complete := func(variable string) resource.EntryOption {
+		return resource.WithCompleter(variable, func(ctx context.Context, partial string, bound map[string]string) ([]string, error) {
+			return idx.complete(variable, partial, bound), nil
+		})
+	}
+	err := reg.AddTemplate(&mcp.ResourceTemplate{
+		URITemplate: logTemplate,
+		Name:        "log-slice",
+		Title:       "Log slice",
+		Description: "The lines of {service} from {hourRange} (UTC hours, such as 04-08) on {date} (YYYY-MM-DD).",
+		MIMEType:    "text/plain",
+	}, func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+		return readSlice(idx, file, maxSlice, vars)
+	},
+		resource.WithInstances(func(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
+			keys := idx.After(after, limit)
+			out := make([]cursor.Item[*mcp.Resource], len(keys))
+			for i, k := range keys {
+				out[i] = cursor.Item[*mcp.Resource]{Key: k.String(), Value: describe(k, idx.slices[k])}
+			}
+			return out, nil
+		}),
+		complete("service"), complete("date"), complete("hourRange"))
+	if err != nil {
+		return nil, err
+	}
+	return reg, nil
+}
+
+// describe returns the listing entry of slice k.
+func describe(k sliceKey, st sliceStat) *mcp.Resource {
+	r := hourRanges[k.hr]
+	return &mcp.Resource{
+		URI:         "log://" + k.String(),
+		Name:        k.String(),
+		Title:       fmt.Sprintf("%s logs, %s %s:00-%s:00 UTC", k.service, k.date, r[:2], r[3:]),
+		Description: fmt.Sprintf("%d lines of %s", st.lines, k.service),
+		MIMEType:    "text/plain",
+		Size:        st.size,
+	}
+}
+
+var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// readSlice reads log://{service}/{date}/{hourRange}. A service with no
+// lines, a malformed date or range, or a slice with no lines is not found.
+func readSlice(idx *Index, file *os.File, maxSlice int64, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+	service, date, hr := vars.Get("service"), vars.Get("date"), rangeIndex(vars.Get("hourRange"))
+	if !idx.HasService(service) || hr < 0 || !dateRE.MatchString(date) {
+		return nil, resource.ErrNotFound
+	}
+	if _, err := time.Parse(time.DateOnly, date); err != nil {
+		return nil, resource.ErrNotFound
+	}
+	k := sliceKey{service: service, window: window{date: date, hr: hr}}
+	if _, ok := idx.Stat(k); !ok {
+		return nil, resource.ErrNotFound
+	}
+	text, err := idx.ReadSlice(file, k, maxSlice)
+	var tooLarge *SliceTooLargeError
+	if errors.As(err, &tooLarge) {
+		// Sent to the client as is: it says what to do.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: tooLarge.Error()}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: string(text)}}}, nil
+}
+
+// writeSample writes a sample log file at path: three days, three
+// services, a line every few seconds to minutes (some thousands of lines),
+// the same every time.
+func writeSample(path string) error {
+	services := []string{"api", "db", "worker"}
+	levels := []string{"INFO", "INFO", "INFO", "DEBUG", "WARN", "ERROR"}
+	messages := []string{
+		"request served in %d ms",
+		"cache miss for key user:%d",
+		"connection pool at %d%%",
+		"job %d finished",
+		"retrying after %d ms",
+		"slow query took %d ms",
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var b []byte
+	t := time.Date(2026, 11, 18, 0, 0, 0, 0, time.UTC)
+	end := t.AddDate(0, 0, 3)
+	for t.Before(end) {
+		svc := services[rng.IntN(len(services))]
+		b = fmt.Appendf(b, "%s %s %s ", t.Format(time.RFC3339), svc, levels[rng.IntN(len(levels))])
+		b = fmt.Appendf(b, messages[rng.IntN(len(messages))]+"\n", rng.IntN(1000))
+		t = t.Add(time.Duration(1+rng.IntN(90)) * time.Second)
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// serveHTTP serves server over streamable HTTP on addr until ctx is done.
+func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
+	// Stateless serves each request on its own, and is how go-sdk serves
+	// protocol 2026-07-28 over HTTP; older clients are served too.
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// Let requests in flight finish, then close whatever connections are
+	// left (an HTTP client may hold one open that never sends a request).
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return srv.Close()
+	}
+	return nil
+}
