@@ -1,0 +1,422 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpres/mcpres/cursor"
+	"github.com/mcpres/mcpres/resource"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
+)
+
+// A column of a served table.
+type column struct {
+	Name       string `json:"name"`
+	Type       string `json:"type"` // "integer" or "text"
+	PrimaryKey bool   `json:"primaryKey,omitempty"`
+	// editable columns may be set with the update_row tool.
+	Editable bool `json:"editable,omitempty"`
+}
+
+// A table the server exposes. Table and column names come from this list
+// only: no name a client sends is ever put into SQL.
+type table struct {
+	Name    string   `json:"table"`
+	Columns []column `json:"columns"`
+	// rows is how many rows seeding creates.
+	rows int
+	// gen returns the values of row id, in column order (id included).
+	gen func(id int64) []any
+}
+
+var (
+	firstNames = []string{"Ada", "Alan", "Grace", "Katherine", "Ken", "Barbara", "Edsger", "Frances", "John", "Margaret", "Dennis", "Radia"}
+	lastNames  = []string{"Lovelace", "Turing", "Hopper", "Johnson", "Thompson", "Liskov", "Dijkstra", "Allen", "Backus", "Hamilton", "Ritchie", "Perlman"}
+	items      = []string{"keyboard", "mouse", "monitor", "cable", "laptop", "headset", "webcam", "dock"}
+	statuses   = []string{"pending", "paid", "shipped", "delivered"}
+)
+
+// seedTime is the updated_at of every seeded row.
+const seedTime = "2026-01-01T00:00:00Z"
+
+// tables are the tables served, in the order they are listed (by name).
+var tables = []*table{
+	{
+		Name: "orders",
+		Columns: []column{
+			{Name: "id", Type: "integer", PrimaryKey: true},
+			{Name: "user_id", Type: "integer"},
+			{Name: "item", Type: "text", Editable: true},
+			{Name: "status", Type: "text", Editable: true},
+			{Name: "amount_cents", Type: "integer"},
+			{Name: "updated_at", Type: "text"},
+		},
+		rows: 5_000,
+		gen: func(id int64) []any {
+			return []any{id, (id*7919)%50_000 + 1, items[id%int64(len(items))], statuses[id%int64(len(statuses))], 100 + (id*37)%100_000, seedTime}
+		},
+	},
+	{
+		Name: "users",
+		Columns: []column{
+			{Name: "id", Type: "integer", PrimaryKey: true},
+			{Name: "name", Type: "text", Editable: true},
+			{Name: "email", Type: "text", Editable: true},
+			{Name: "updated_at", Type: "text"},
+		},
+		rows: 50_000,
+		gen: func(id int64) []any {
+			first, last := firstNames[id%int64(len(firstNames))], lastNames[(id/int64(len(firstNames)))%int64(len(lastNames))]
+			return []any{id, first + " " + last, fmt.Sprintf("%s.%s.%d@example.com", strings.ToLower(first), strings.ToLower(last), id), seedTime}
+		},
+	},
+}
+
+// tableByName finds a served table.
+func tableByName(name string) (*table, bool) {
+	for _, t := range tables {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+func (t *table) columnNames() string {
+	names := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func (t *table) column(name string) (column, bool) {
+	for _, c := range t.Columns {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return column{}, false
+}
+
+// A store is the database behind the resources.
+type store struct {
+	db      *sql.DB
+	dialect string // "sqlite" or "pgx"
+}
+
+// openSQLite opens (creating it if need be) the SQLite database at path.
+func openSQLite(path string) (*store, error) {
+	if path == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			dir = os.TempDir()
+		}
+		dir = filepath.Join(dir, "mcpres")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		path = filepath.Join(dir, "records.db")
+	}
+	// WAL lets another process write while this one reads; busy_timeout
+	// makes writers wait for each other instead of failing.
+	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &store{db: db, dialect: "sqlite"}, nil
+}
+
+// openPostgres connects to the Postgres database dsn names.
+func openPostgres(dsn string) (*store, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(8)
+	return &store{db: db, dialect: "pgx"}, nil
+}
+
+func (s *store) Close() error { return s.db.Close() }
+
+// ph returns the n-th (1-based) placeholder of the dialect.
+func (s *store) ph(n int) string {
+	if s.dialect == "pgx" {
+		return "$" + strconv.Itoa(n)
+	}
+	return "?"
+}
+
+// seed creates the tables that do not exist and fills the empty ones, each
+// in one transaction. It returns the number of rows inserted.
+func (s *store) seed(ctx context.Context) (int, error) {
+	total := 0
+	for _, t := range tables {
+		n, err := s.seedTable(ctx, t)
+		if err != nil {
+			return total, fmt.Errorf("seeding %s: %w", t.Name, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+func (s *store) seedTable(ctx context.Context, t *table) (int, error) {
+	var defs []string
+	for _, c := range t.Columns {
+		typ := "TEXT NOT NULL"
+		if c.Type == "integer" {
+			typ = "BIGINT NOT NULL"
+			if s.dialect == "sqlite" {
+				typ = "INTEGER NOT NULL" // INTEGER PRIMARY KEY is the rowid
+			}
+		}
+		if c.PrimaryKey {
+			typ += " PRIMARY KEY"
+		}
+		defs = append(defs, c.Name+" "+typ)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+t.Name+" ("+strings.Join(defs, ", ")+")"); err != nil {
+		return 0, err
+	}
+	var one int
+	switch err := tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.Name+" LIMIT 1").Scan(&one); {
+	case err == nil:
+		return 0, tx.Commit() // already filled
+	case !errors.Is(err, sql.ErrNoRows):
+		return 0, err
+	}
+
+	// Multi-row inserts of batch rows through one prepared statement.
+	const batch = 500
+	ncol := len(t.Columns)
+	var b strings.Builder
+	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES ", t.Name, t.columnNames())
+	for r := range batch {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(")
+		for c := range ncol {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(s.ph(r*ncol + c + 1))
+		}
+		b.WriteString(")")
+	}
+	stmt, err := tx.PrepareContext(ctx, b.String())
+	if err != nil {
+		return 0, err
+	}
+	defer stmt.Close()
+	args := make([]any, 0, batch*ncol)
+	for id := int64(1); id <= int64(t.rows); id++ {
+		args = append(args, t.gen(id)...)
+		if len(args) == batch*ncol {
+			if _, err := stmt.ExecContext(ctx, args...); err != nil {
+				return 0, err
+			}
+			args = args[:0]
+		}
+	}
+	for i := 0; i < len(args); i += ncol { // the rest, one by one
+		row := args[i : i+ncol]
+		ph := make([]string, ncol)
+		for c := range ph {
+			ph[c] = s.ph(c + 1)
+		}
+		q := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t.Name, t.columnNames(), strings.Join(ph, ", "))
+		if _, err := tx.ExecContext(ctx, q, row...); err != nil {
+			return 0, err
+		}
+	}
+	return t.rows, tx.Commit()
+}
+
+// keyWidth is the width ids are zero-padded to in list keys, so that the
+// bytewise order of keys is the numeric order of ids.
+const keyWidth = 19 // int64 ids are at most 19 digits
+
+func rowKey(id int64) string { return fmt.Sprintf("%0*d", keyWidth, id) }
+
+func rowURI(table string, id int64) string { return "db://" + table + "/" + strconv.FormatInt(id, 10) }
+
+// lister returns the resources/list provider for table t: one keyset query
+// per page, WHERE id > after ORDER BY id LIMIT limit, so that walking the
+// whole table never holds more than one page of it.
+func (s *store) lister(t *table) resource.ListFunc {
+	label := "name"
+	if _, ok := t.column("name"); !ok {
+		label = "item"
+	}
+	q := fmt.Sprintf("SELECT id, %s FROM %s WHERE id > %s ORDER BY id LIMIT %s", label, t.Name, s.ph(1), s.ph(2))
+	return func(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
+		var afterID int64
+		if after != "" {
+			var err error
+			if afterID, err = strconv.ParseInt(after, 10, 64); err != nil {
+				return nil, fmt.Errorf("bad key %q: %w", after, err)
+			}
+		}
+		rows, err := s.db.QueryContext(ctx, q, afterID, limit)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		page := make([]cursor.Item[*mcp.Resource], 0, limit)
+		for rows.Next() {
+			var id int64
+			var title string
+			if err := rows.Scan(&id, &title); err != nil {
+				return nil, err
+			}
+			page = append(page, cursor.Item[*mcp.Resource]{Key: rowKey(id), Value: &mcp.Resource{
+				URI:      rowURI(t.Name, id),
+				Name:     t.Name + "/" + strconv.FormatInt(id, 10),
+				Title:    title,
+				MIMEType: "application/json",
+			}})
+		}
+		return page, rows.Err()
+	}
+}
+
+// parseID accepts a positive decimal id without sign or leading zeros.
+func parseID(s string) (int64, bool) {
+	if s == "" || s[0] == '0' || len(s) > keyWidth {
+		return 0, false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil && id > 0
+}
+
+// row returns the columns of one row by name, or resource.ErrNotFound.
+func (s *store) row(ctx context.Context, t *table, id int64) (map[string]any, error) {
+	vals := make([]any, len(t.Columns))
+	for i, c := range t.Columns {
+		if c.Type == "integer" {
+			vals[i] = new(int64)
+		} else {
+			vals[i] = new(string)
+		}
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE id = %s", t.columnNames(), t.Name, s.ph(1))
+	if err := s.db.QueryRowContext(ctx, q, id).Scan(vals...); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, resource.ErrNotFound
+		}
+		return nil, err
+	}
+	out := make(map[string]any, len(vals))
+	for i, c := range t.Columns {
+		switch v := vals[i].(type) {
+		case *int64:
+			out[c.Name] = *v
+		case *string:
+			out[c.Name] = *v
+		}
+	}
+	return out, nil
+}
+
+// readRow reads db://{table}/{id}: the row as a JSON object. Unknown
+// tables, ids that are not positive integers and missing rows are not
+// found.
+func (s *store) readRow(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+	t, ok := tableByName(vars.Get("table"))
+	if !ok {
+		return nil, resource.ErrNotFound
+	}
+	id, ok := parseID(vars.Get("id"))
+	if !ok {
+		return nil, resource.ErrNotFound
+	}
+	row, err := s.row(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(row, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: string(data)}}}, nil
+}
+
+// schemaJSON is the content of db://<table>/schema.
+func schemaJSON(t *table) string {
+	data, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}
+
+// update sets one editable text column of a row, and its updated_at, and
+// returns the new updated_at; resource.ErrNotFound if there is no such row.
+func (s *store) update(ctx context.Context, t *table, id int64, col, value string) (string, error) {
+	c, ok := t.column(col)
+	if !ok || !c.Editable {
+		return "", fmt.Errorf("column %q of %s cannot be updated", col, t.Name)
+	}
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	q := fmt.Sprintf("UPDATE %s SET %s = %s, updated_at = %s WHERE id = %s", t.Name, c.Name, s.ph(1), s.ph(2), s.ph(3))
+	res, err := s.db.ExecContext(ctx, q, value, now, id)
+	if err != nil {
+		return "", err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return "", err
+	} else if n == 0 {
+		return "", resource.ErrNotFound
+	}
+	return now, nil
+}
+
+// updatedAt returns the updated_at of the given rows of t that exist.
+func (s *store) updatedAt(ctx context.Context, t *table, ids []int64) (map[int64]string, error) {
+	ph := make([]string, len(ids))
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		ph[i] = s.ph(i + 1)
+		args[i] = id
+	}
+	q := fmt.Sprintf("SELECT id, updated_at FROM %s WHERE id IN (%s)", t.Name, strings.Join(ph, ", "))
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[int64]string, len(ids))
+	for rows.Next() {
+		var id int64
+		var at string
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, err
+		}
+		out[id] = at
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestListerKeyset walks users through the provider as the registry does:
+// every call is one query bounded by limit, returns at most limit rows,
+// and resumes after the last key.
+func TestListerKeyset(t *testing.T) {
+	st, err := openSQLite(filepath.Join(t.TempDir(), "records.db"))
+	require.NoError(t, err)
+	defer st.Close()
+	n, err := st.seed(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, 55_000, n)
+	n, err = st.seed(t.Context())
+	require.NoError(t, err)
+	require.Zero(t, n, "seeding twice")
+
+	users, _ := tableByName("users")
+	list := st.lister(users)
+	const limit = 500
+	after, calls, next := "", 0, int64(1)
+	for {
+		page, err := list(t.Context(), after, limit)
+		require.NoError(t, err)
+		calls++
+		require.LessOrEqual(t, len(page), limit)
+		require.LessOrEqual(t, cap(page), limit, "a page never holds more than limit rows")
+		for _, it := range page {
+			require.Greater(t, it.Key, after, "keys increase bytewise")
+			require.Equal(t, rowKey(next), it.Key)
+			require.Equal(t, rowURI("users", next), it.Value.URI)
+			after = it.Key
+			next++
+		}
+		if len(page) < limit {
+			break
+		}
+	}
+	require.Equal(t, int64(50_001), next)
+	require.Equal(t, 50_000/limit+1, calls, "one call per page, and one that finds the end")
+
+	// A key from the middle resumes there.
+	page, err := list(t.Context(), rowKey(49_999), limit)
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	require.Equal(t, "db://users/50000", page[0].Value.URI)
+	_, err = list(t.Context(), "not-a-key", limit)
+	require.Error(t, err)
+}
+
+func TestParseID(t *testing.T) {
+	for s, want := range map[string]int64{"1": 1, "42": 42, "9223372036854775807": 9223372036854775807} {
+		id, ok := parseID(s)
+		require.True(t, ok, s)
+		require.Equal(t, want, id, s)
+	}
+	for _, s := range []string{"", "0", "-1", "+1", "01", "1.0", "1e3", "abc", " 1", "9223372036854775808", "99999999999999999999"} {
+		_, ok := parseID(s)
+		require.False(t, ok, s)
+	}
+}
+
+func TestParseRowURI(t *testing.T) {
+	tbl, id, ok := parseRowURI("db://orders/7")
+	require.True(t, ok)
+	require.Equal(t, "orders", tbl.Name)
+	require.Equal(t, int64(7), id)
+	for _, u := range []string{"db://users/schema", "db://nope/1", "db://users", "file:///users/1", "db://users/1/2"} {
+		_, _, ok := parseRowURI(u)
+		require.False(t, ok, u)
+	}
+}
