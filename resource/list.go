@@ -150,19 +150,26 @@ const (
 // answered with -32603, logged. The returned resources must not be
 // modified.
 func (r *Registry) ListResources(ctx context.Context, req *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
-	var c string
-	if req != nil && req.Params != nil {
-		c = req.Params.Cursor
+	var (
+		c       string
+		q       mcp.Request // nil, not a typed nil, for a direct call without a request
+		session *mcp.ServerSession
+	)
+	if req != nil {
+		q, session = req, req.Session
+		if req.Params != nil {
+			c = req.Params.Cursor
+		}
 	}
 	r.mu.RLock()
 	sources := r.sources
 	r.mu.RUnlock()
-	page, next, err := cursor.Paginate(ctx, r.cursors, r.pageRequest(ctx, req, methodListResources, c), sources)
+	page, next, err := cursor.Paginate(ctx, r.cursors, r.pageRequest(ctx, q, methodListResources, c), sources)
 	if err == nil && slices.Contains(page, nil) {
 		err = errors.New("a provider listed a nil resource")
 	}
 	if err != nil {
-		return nil, r.listError(ctx, req, methodListResources, err)
+		return nil, r.listError(ctx, session, methodListResources, err)
 	}
 	res := &mcp.ListResourcesResult{Resources: page, NextCursor: next}
 	r.opts.Cache.apply(&res.Cacheable)
@@ -174,20 +181,28 @@ func (r *Registry) ListResources(ctx context.Context, req *mcp.ListResourcesRequ
 // ListResources (bound to resources/templates/list). The returned
 // templates must not be modified.
 func (r *Registry) ListResourceTemplates(ctx context.Context, req *mcp.ListResourceTemplatesRequest) (*mcp.ListResourceTemplatesResult, error) {
-	var c string
-	if req != nil && req.Params != nil {
-		c = req.Params.Cursor
+	var (
+		c       string
+		q       mcp.Request // nil, not a typed nil, for a direct call without a request
+		session *mcp.ServerSession
+	)
+	if req != nil {
+		q, session = req, req.Session
+		if req.Params != nil {
+			c = req.Params.Cursor
+		}
 	}
 	sources := []cursor.Source[*mcp.ResourceTemplate]{{Provider: index[*templateEntry, *mcp.ResourceTemplate]{&r.templates, (*templateEntry).describe}}}
-	page, next, err := cursor.Paginate(ctx, r.cursors, r.pageRequest(ctx, req, methodListTemplates, c), sources)
+	page, next, err := cursor.Paginate(ctx, r.cursors, r.pageRequest(ctx, q, methodListTemplates, c), sources)
 	if err != nil {
-		return nil, r.listError(ctx, req, methodListTemplates, err)
+		return nil, r.listError(ctx, session, methodListTemplates, err)
 	}
 	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: page, NextCursor: next}
 	r.opts.Cache.apply(&res.Cacheable)
 	return res, nil
 }
 
+// pageRequest is the cursor.Request for one page of method; req may be nil.
 func (r *Registry) pageRequest(ctx context.Context, req mcp.Request, method, c string) cursor.Request {
 	pr := cursor.Request{Method: method, Cursor: c, Size: r.opts.PageSize}
 	if r.opts.CursorScope != nil && req != nil {
@@ -196,17 +211,13 @@ func (r *Registry) pageRequest(ctx context.Context, req mcp.Request, method, c s
 	return pr
 }
 
-func (r *Registry) listError(ctx context.Context, req mcp.Request, method string, err error) error {
+// listError answers a failed page: -32602 for a bad cursor, else -32603,
+// logged.
+func (r *Registry) listError(ctx context.Context, session *mcp.ServerSession, method string, err error) error {
 	if errors.Is(err, cursor.ErrInvalid) {
 		return invalidParams("invalid cursor")
 	}
-	var sid string
-	if req != nil {
-		if s, ok := req.GetSession().(*mcp.ServerSession); ok {
-			sid = sessionID(s)
-		}
-	}
 	r.opts.Logger.LogAttrs(ctx, slog.LevelError, "resource list failed",
-		slog.String("method", method), slog.String("session_id", sid), slog.Any("error", err))
+		slog.String("method", method), slog.String("session_id", sessionID(session)), slog.Any("error", err))
 	return errInternal
 }

@@ -194,6 +194,25 @@ func TestListProviderFailures(t *testing.T) {
 	}
 }
 
+// TestListWithoutRequest calls the list handlers as plain functions with a
+// nil request, with a cursor scope set and a failing provider: an answer,
+// never a panic.
+func TestListWithoutRequest(t *testing.T) {
+	scoped := 0
+	reg := resource.NewRegistry(&resource.Options{Logger: quietLogger(), CursorScope: func(context.Context, mcp.Request) string {
+		scoped++
+		return "s"
+	}})
+	require.NoError(t, reg.AddProvider("p", func(context.Context, string, int) ([]cursor.Item[*mcp.Resource], error) {
+		return nil, errors.New("down")
+	}))
+	_, err := reg.ListResources(context.Background(), nil)
+	assert.EqualValues(t, jsonrpc.CodeInternalError, rpcError(t, err).Code)
+	_, err = reg.ListResourceTemplates(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Zero(t, scoped, "no request, no scope to ask for")
+}
+
 type scopeKey struct{}
 
 func TestCursorBinding(t *testing.T) {
