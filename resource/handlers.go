@@ -85,8 +85,8 @@ func (r *Registry) ReadResource(ctx context.Context, req *mcp.ReadResourceReques
 		return nil, invalidParams("resources/read needs params with a uri")
 	}
 	u := req.Params.URI
-	if err := uri.Check(u, r.opts.MaxURILength); err != nil {
-		return nil, invalidParams("invalid resource URI: %v", err)
+	if err := r.checkRequestURI(u); err != nil {
+		return nil, err
 	}
 	t, ok := r.resolve(u)
 	if !ok {
@@ -106,7 +106,7 @@ func (r *Registry) ReadResource(ctx context.Context, req *mcp.ReadResourceReques
 		r.logFailure(ctx, req, "resource read returned no contents; return resource.ErrNotFound for a missing resource")
 		return nil, errInternal
 	}
-	return r.complete(ctx, req, got, t)
+	return r.finishRead(ctx, req, got, t)
 }
 
 // callRead calls the target's read function, turning a panic into an error.
@@ -122,11 +122,11 @@ func (r *Registry) callRead(ctx context.Context, req *mcp.ReadResourceRequest, t
 	return t.tmpl.read(ctx, req, t.vars)
 }
 
-// complete returns a copy of res with each content's URI and MIME type
+// finishRead returns a copy of res with each content's URI and MIME type
 // filled in, checked against its MIME type under Options.MIME, and the
 // caching hint set. The read function's result is not modified: it may be
 // shared between calls.
-func (r *Registry) complete(ctx context.Context, req *mcp.ReadResourceRequest, res *mcp.ReadResourceResult, t target) (*mcp.ReadResourceResult, error) {
+func (r *Registry) finishRead(ctx context.Context, req *mcp.ReadResourceRequest, res *mcp.ReadResourceResult, t target) (*mcp.ReadResourceResult, error) {
 	u := req.Params.URI
 	out := *res
 	out.Contents = make([]*mcp.ResourceContents, len(res.Contents))
@@ -152,6 +152,16 @@ func (r *Registry) complete(ctx context.Context, req *mcp.ReadResourceRequest, r
 		out.CacheScope = string(Public)
 	}
 	return &out, nil
+}
+
+// checkRequestURI checks a URI a client sent: -32602 saying why if it is
+// not an absolute RFC 3986 URI within Options.MaxURILength without
+// userinfo.
+func (r *Registry) checkRequestURI(u string) error {
+	if err := uri.Check(u, r.opts.MaxURILength); err != nil {
+		return invalidParams("invalid resource URI: %v", err)
+	}
+	return nil
 }
 
 func (r *Registry) logFailure(ctx context.Context, req *mcp.ReadResourceRequest, msg string, attrs ...slog.Attr) {

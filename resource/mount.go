@@ -149,6 +149,13 @@ func (n *notifier) add(s *mcp.Server, read ReadFunc) {
 	}
 }
 
+// mounted returns the servers the registry is mounted on.
+func (n *notifier) mounted() []*mcp.Server {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.servers)
+}
+
 func (n *notifier) changed() {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -341,8 +341,10 @@ func (r *Registry) AddTemplate(t *mcp.ResourceTemplate, read TemplateReadFunc, o
 	if err != nil {
 		return fmt.Errorf("resource: AddTemplate: %w", err)
 	}
-	if indexScheme(compiled.Prefix()) <= 0 {
-		return fmt.Errorf("resource: AddTemplate %q: the template must start with a literal scheme such as \"file:\"", t.URITemplate)
+	// The literal start must itself begin a URI: a scheme such as "file:",
+	// and no credentials.
+	if err := uri.Check(compiled.Prefix(), r.opts.MaxURILength); err != nil {
+		return fmt.Errorf("resource: AddTemplate %q: the template must start with a literal scheme such as \"file:\": %w", t.URITemplate, err)
 	}
 	if t.Name == "" {
 		return fmt.Errorf("resource: AddTemplate %q: the template has no name", t.URITemplate)
@@ -384,22 +386,6 @@ func (r *Registry) AddTemplate(t *mcp.ResourceTemplate, read TemplateReadFunc, o
 	r.mu.Unlock()
 	r.notify.changed()
 	return nil
-}
-
-// indexScheme returns the index of the ':' ending a literal scheme at the
-// start of a URI template, or -1.
-func indexScheme(tmpl string) int {
-	for i := 0; i < len(tmpl); i++ {
-		switch c := tmpl[i]; {
-		case c == ':':
-			return i
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
-		default:
-			return -1
-		}
-	}
-	return -1
 }
 
 func applyOptions(opts []EntryOption) (entryConfig, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/mcpres/mcpres/internal/uri"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -53,8 +52,8 @@ func (r *Registry) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) err
 		return invalidParams("resources/subscribe needs params with a uri")
 	}
 	u := req.Params.URI
-	if err := uri.Check(u, r.opts.MaxURILength); err != nil {
-		return invalidParams("invalid resource URI: %v", err)
+	if err := r.checkRequestURI(u); err != nil {
+		return err
 	}
 	if _, ok := r.resolve(u); !ok {
 		return invalidParams("cannot subscribe to %q: no such resource", u)
@@ -133,10 +132,7 @@ func (r *Registry) SubscriptionStats() (subscriptions, sessions, uris int) {
 // go-sdk sends notifications/resources/updated to exactly the sessions
 // subscribed to uri, legacy and 2026-07-28 alike.
 func (r *Registry) deliverUpdate(u string) {
-	r.notify.mu.Lock()
-	servers := r.notify.servers
-	r.notify.mu.Unlock()
-	for _, s := range servers {
+	for _, s := range r.notify.mounted() {
 		s.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: u})
 	}
 }
