@@ -442,7 +442,8 @@ func (r *Registry) RemoveTemplates(uriTemplates ...string) int {
 
 // Text returns a read function that serves the fixed string text, for
 // r.Add(&mcp.Resource{…}, resource.Text("…")). The registry fills in the URI
-// and the resource's MIME type.
+// and the resource's MIME type. An empty text is sent as an empty blob,
+// the one empty content go-sdk puts on the wire.
 func Text(text string) ReadFunc {
 	return func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: text}}}, nil
