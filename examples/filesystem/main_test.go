@@ -9,7 +9,6 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,10 +16,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -144,36 +143,6 @@ func pngImage(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
-// lockedBuffer collects a subprocess's stderr.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// logStderrOnFailure captures cmd's stderr and logs it if t fails.
-func logStderrOnFailure(t *testing.T, cmd *exec.Cmd) *lockedBuffer {
-	stderr := new(lockedBuffer)
-	cmd.Stderr = stderr
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr)
-		}
-	})
-	return stderr
-}
-
 // A client is a client session and the notifications it received.
 type client struct {
 	*mcp.ClientSession
@@ -181,9 +150,9 @@ type client struct {
 	listChanged chan struct{} // notifications/resources/list_changed
 }
 
-func newClient() (*mcp.Client, *client) {
+func newClient() (*client, *mcp.ClientOptions) {
 	c := &client{updated: make(chan string, 100), listChanged: make(chan struct{}, 100)}
-	mc := mcp.NewClient(&mcp.Implementation{Name: "filesystem-test", Version: "v0"}, &mcp.ClientOptions{
+	return c, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			select {
 			case c.updated <- req.Params.URI:
@@ -196,8 +165,7 @@ func newClient() (*mcp.Client, *client) {
 			default:
 			}
 		},
-	})
-	return mc, c
+	}
 }
 
 // serverArgs are the flags every test server gets: small pages, so that
@@ -208,16 +176,9 @@ var serverArgs = []string{"-page-size", "7", "-max-size", "1024"}
 // protocol version. The server is stopped when t ends.
 func connect(t *testing.T, root, version string) *client {
 	t.Helper()
-	cmd := exec.Command(binPath, append([]string{"-root", root}, serverArgs...)...)
-	logStderrOnFailure(t, cmd)
-	mc, c := newClient()
-	cs, err := mc.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	require.NoError(t, err)
+	c, opts := newClient()
+	cs := mcptest.Stdio(t, binPath, append([]string{"-root", root}, serverArgs...), version, opts)
 	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
-	t.Cleanup(func() {
-		// Closing stdin must make the server exit cleanly.
-		require.NoError(t, cs.Close(), "server exit")
-	})
 	c.ClientSession = cs
 	return c
 }
@@ -226,19 +187,12 @@ func connect(t *testing.T, root, version string) *client {
 func listAll(t *testing.T, c *client) ([]*mcp.Resource, int) {
 	t.Helper()
 	var all []*mcp.Resource
-	pages := 0
-	params := &mcp.ListResourcesParams{}
-	for {
-		res, err := c.ListResources(t.Context(), params)
-		require.NoError(t, err)
-		pages++
-		require.LessOrEqual(t, len(res.Resources), 7, "page size")
-		all = append(all, res.Resources...)
-		if res.NextCursor == "" {
-			return all, pages
-		}
-		params.Cursor = res.NextCursor
+	pages := mcptest.ListPages(t, c.ClientSession)
+	for _, page := range pages {
+		require.LessOrEqual(t, len(page), 7, "page size")
+		all = append(all, page...)
 	}
+	return all, len(pages)
 }
 
 // uriOf is the URI the server gives the listed key.
@@ -568,32 +522,7 @@ func TestLive(t *testing.T) {
 // stopped when t ends.
 func startHTTP(t *testing.T, root string, args ...string) (string, *http.Client) {
 	t.Helper()
-	addr := freeLoopbackAddr(t)
-	args = append(append([]string{"-root", root, "-http", addr}, serverArgs...), args...)
-	cmd := exec.Command(binPath, args...)
-	stderr := logStderrOnFailure(t, cmd)
-	require.NoError(t, cmd.Start())
-	var waitErr error
-	exited := make(chan struct{}) // closed when the server has exited
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		// Ask the server to stop; kill it if it does not.
-		if err := cmd.Process.Signal(os.Interrupt); err != nil {
-			cmd.Process.Kill()
-		}
-		select {
-		case <-exited:
-			require.NoError(t, waitErr, "server exit")
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Error("server did not stop on interrupt; killed it")
-		}
-	})
-	waitForListener(t, addr, exited, stderr)
+	addr := mcptest.StartHTTP(t, binPath, append(append([]string{"-root", root}, serverArgs...), args...)...)
 
 	// A client of our own, whose idle connections are closed before the
 	// server is stopped.
@@ -604,7 +533,8 @@ func startHTTP(t *testing.T, root string, args ...string) (string, *http.Client)
 
 // connectHTTP connects to the server at addr with protocol version.
 func connectHTTP(t *testing.T, addr string, httpClient *http.Client, version string) (*client, error) {
-	mc, c := newClient()
+	c, opts := newClient()
+	mc := mcp.NewClient(&mcp.Implementation{Name: "filesystem-test", Version: "v0"}, opts)
 	transport := &mcp.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: httpClient}
 	cs, err := mc.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
@@ -664,39 +594,4 @@ func TestHTTPStateful(t *testing.T) {
 	res, err := c.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///hello.txt"})
 	require.NoError(t, err)
 	require.Equal(t, "Hello, world!\n", res.Contents[0].Text)
-}
-
-// freeLoopbackAddr returns a loopback address with a port that was free a
-// moment ago.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
-}
-
-// waitForListener waits, for at most about ten seconds, until addr accepts
-// connections. It fails t if the server exits first, that is if exited is
-// closed.
-func waitForListener(t *testing.T, addr string, exited <-chan struct{}, stderr *lockedBuffer) {
-	t.Helper()
-	var d net.Dialer
-	for range 100 {
-		select {
-		case <-exited:
-			t.Fatalf("server exited before listening:\n%s", stderr)
-		default:
-		}
-		dialCtx, cancel := context.WithTimeout(t.Context(), time.Second)
-		conn, err := d.DialContext(dialCtx, "tcp", addr)
-		cancel()
-		if err == nil {
-			conn.Close()
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("server did not listen on %s", addr)
 }

@@ -1,22 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -28,49 +23,6 @@ var protocolVersions = []string{"2025-11-25", "2026-07-28"}
 // pageSize is the server's resources/list page size in the tests: small, so
 // that listing takes several pages.
 const pageSize = 3
-
-// buildKnowledge builds the example into a temporary directory and returns
-// the binary's path.
-func buildKnowledge(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "knowledge")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build:\n%s", out)
-	return bin
-}
-
-// lockedBuffer collects a subprocess's stderr.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// logStderrOnFailure captures cmd's stderr and logs it if t fails.
-func logStderrOnFailure(t *testing.T, cmd *exec.Cmd) *lockedBuffer {
-	stderr := new(lockedBuffer)
-	cmd.Stderr = stderr
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr)
-		}
-	})
-	return stderr
-}
 
 // notes records the notifications a client is sent.
 type notes struct {
@@ -129,7 +81,7 @@ func (n *notes) waitUntil(t *testing.T, what string, cond func() bool, poke func
 func connect(t *testing.T, bin, version string) (*mcp.ClientSession, *notes) {
 	t.Helper()
 	n := &notes{got: make(chan struct{}, 1)}
-	client := mcp.NewClient(&mcp.Implementation{Name: "knowledge-test", Version: "v0"}, &mcp.ClientOptions{
+	cs := mcptest.Stdio(t, bin, []string{"-page-size", fmt.Sprint(pageSize)}, version, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			n.mu.Lock()
 			n.updated = append(n.updated, req.Params.URI)
@@ -143,20 +95,12 @@ func connect(t *testing.T, bin, version string) (*mcp.ClientSession, *notes) {
 			n.poke()
 		},
 	})
-	cmd := exec.Command(bin, "-page-size", fmt.Sprint(pageSize))
-	logStderrOnFailure(t, cmd)
-	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		// Closing stdin must make the server exit cleanly.
-		require.NoError(t, cs.Close(), "server exit")
-	})
 	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
 	return cs, n
 }
 
 func TestStdio(t *testing.T) {
-	bin := buildKnowledge(t)
+	bin := mcptest.Build(t, ".")
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
 			cs, _ := connect(t, bin, version)
@@ -169,22 +113,15 @@ func TestStdio(t *testing.T) {
 func listAll(t *testing.T, cs *mcp.ClientSession) (map[string]*mcp.Resource, int) {
 	t.Helper()
 	got := make(map[string]*mcp.Resource)
-	pages := 0
-	params := &mcp.ListResourcesParams{}
-	for {
-		res, err := cs.ListResources(t.Context(), params)
-		require.NoError(t, err)
-		pages++
-		require.LessOrEqual(t, len(res.Resources), pageSize)
-		for _, r := range res.Resources {
+	pages := mcptest.ListPages(t, cs)
+	for _, page := range pages {
+		require.LessOrEqual(t, len(page), pageSize)
+		for _, r := range page {
 			require.NotContains(t, got, r.URI, "listed twice")
 			got[r.URI] = r
 		}
-		if res.NextCursor == "" {
-			return got, pages
-		}
-		params.Cursor = res.NextCursor
 	}
+	return got, len(pages)
 }
 
 func read(t *testing.T, cs *mcp.ClientSession, uri string) *mcp.ResourceContents {
@@ -328,7 +265,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 }
 
 func TestSubscriptions(t *testing.T) {
-	bin := buildKnowledge(t)
+	bin := mcptest.Build(t, ".")
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
 			cs, n := connect(t, bin, version)
@@ -379,7 +316,7 @@ func TestSubscriptions(t *testing.T) {
 }
 
 func TestCreateAndDelete(t *testing.T) {
-	bin := buildKnowledge(t)
+	bin := mcptest.Build(t, ".")
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
 			cs, n := connect(t, bin, version)
@@ -433,34 +370,8 @@ func TestCreateAndDelete(t *testing.T) {
 // TestHTTP reads the knowledge base over stateless streamable HTTP, which
 // sends no notifications: subscriptions are tested over stdio.
 func TestHTTP(t *testing.T) {
-	bin := buildKnowledge(t)
-	addr := freeLoopbackAddr(t)
-
-	cmd := exec.Command(bin, "-http", addr, "-page-size", fmt.Sprint(pageSize))
-	stderr := logStderrOnFailure(t, cmd)
-	require.NoError(t, cmd.Start())
-	var waitErr error
-	exited := make(chan struct{}) // closed when the server has exited
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		// Ask the server to stop; kill it if it does not.
-		if err := cmd.Process.Signal(os.Interrupt); err != nil {
-			cmd.Process.Kill()
-		}
-		select {
-		case <-exited:
-			require.NoError(t, waitErr, "server exit")
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Error("server did not stop on interrupt; killed it")
-		}
-	})
-
-	waitForListener(t, addr, exited, stderr)
+	bin := mcptest.Build(t, ".")
+	addr := mcptest.StartHTTP(t, bin, "-page-size", fmt.Sprint(pageSize))
 
 	// A client of our own, whose idle connections are closed before the
 	// server is stopped.
@@ -478,40 +389,4 @@ func TestHTTP(t *testing.T) {
 			exercise(t, cs, version)
 		})
 	}
-}
-
-// freeLoopbackAddr returns a loopback address with a port that was free a
-// moment ago.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
-}
-
-// waitForListener waits, for at most about ten seconds, until addr accepts
-// connections. It fails t if the server exits first, that is if exited is
-// closed.
-func waitForListener(t *testing.T, addr string, exited <-chan struct{}, stderr *lockedBuffer) {
-	t.Helper()
-	ctx := t.Context()
-	var d net.Dialer
-	for range 100 {
-		select {
-		case <-exited:
-			t.Fatalf("server exited before listening:\n%s", stderr)
-		default:
-		}
-		dialCtx, cancel := context.WithTimeout(ctx, time.Second)
-		conn, err := d.DialContext(dialCtx, "tcp", addr)
-		cancel()
-		if err == nil {
-			conn.Close()
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("server did not listen on %s", addr)
 }

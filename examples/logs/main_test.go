@@ -1,19 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -67,74 +64,13 @@ func expectedSlices(t *testing.T, text string) []wantSlice {
 	return out
 }
 
-// buildLogs builds the example into a temporary directory and returns the
-// binary's path.
-func buildLogs(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "logs")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build:\n%s", out)
-	return bin
-}
-
-// lockedBuffer collects a subprocess's stderr.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // connect starts bin with args over stdio and returns a session on
 // protocol version; the server must exit cleanly when it is closed.
 func connect(t *testing.T, bin, version string, args ...string) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	stderr := new(lockedBuffer)
-	cmd.Stderr = stderr
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr)
-		}
-	})
-	client := mcp.NewClient(&mcp.Implementation{Name: "logs-test", Version: "v0"}, nil)
-	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	require.NoError(t, err)
+	cs := mcptest.Stdio(t, bin, args, version, nil)
 	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
-	t.Cleanup(func() {
-		require.NoError(t, cs.Close(), "server exit")
-	})
 	return cs
-}
-
-// listAll lists every page of resources and counts the pages.
-func listAll(t *testing.T, cs *mcp.ClientSession) ([]*mcp.Resource, int) {
-	t.Helper()
-	var all []*mcp.Resource
-	params := &mcp.ListResourcesParams{}
-	for pages := 1; ; pages++ {
-		res, err := cs.ListResources(t.Context(), params)
-		require.NoError(t, err)
-		all = append(all, res.Resources...)
-		if res.NextCursor == "" {
-			return all, pages
-		}
-		require.Less(t, pages, 1000, "too many pages")
-		params = &mcp.ListResourcesParams{Cursor: res.NextCursor}
-	}
 }
 
 func readText(t *testing.T, cs *mcp.ClientSession, uri string) string {
@@ -155,7 +91,7 @@ func writeTestLog(t *testing.T) string {
 }
 
 func TestStdio(t *testing.T) {
-	bin := buildLogs(t)
+	bin := mcptest.Build(t, ".")
 	path := writeTestLog(t)
 	want := expectedSlices(t, testLog)
 	for _, version := range protocolVersions {
@@ -164,7 +100,7 @@ func TestStdio(t *testing.T) {
 			cs := connect(t, bin, version, "-file", path, "-page-size", "3")
 
 			// The listing: every slice with a line, in key order, paged.
-			list, pages := listAll(t, cs)
+			list, pages := mcptest.ListAll(t, cs)
 			require.Greater(t, pages, 2, "pages")
 			require.Len(t, list, len(want))
 			for i, w := range want {
@@ -244,7 +180,7 @@ func TestStdio(t *testing.T) {
 }
 
 func TestStdioSliceCap(t *testing.T) {
-	bin := buildLogs(t)
+	bin := mcptest.Build(t, ".")
 	path := writeTestLog(t)
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
@@ -263,11 +199,11 @@ func TestStdioSliceCap(t *testing.T) {
 // TestStdioSample serves the generated sample: every listed slice reads
 // as its listed size, and holds only its service's lines in its window.
 func TestStdioSample(t *testing.T) {
-	bin := buildLogs(t)
+	bin := mcptest.Build(t, ".")
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
 			cs := connect(t, bin, version, "-page-size", "10")
-			list, pages := listAll(t, cs)
+			list, pages := mcptest.ListAll(t, cs)
 			require.Len(t, list, 3*3*6, "three services, three days, six ranges")
 			require.Equal(t, 6, pages)
 			lines := 0

@@ -2,21 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"image/png"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -35,66 +28,11 @@ var wantMIME = map[string]string{
 	"quickstart://static/logo.png":      "image/png",
 }
 
-// buildQuickstart builds the example into a temporary directory and returns
-// the binary's path.
-func buildQuickstart(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "quickstart")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build:\n%s", out)
-	return bin
-}
-
-// lockedBuffer collects a subprocess's stderr.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// logStderrOnFailure captures cmd's stderr and logs it if t fails.
-func logStderrOnFailure(t *testing.T, cmd *exec.Cmd) *lockedBuffer {
-	stderr := new(lockedBuffer)
-	cmd.Stderr = stderr
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr)
-		}
-	})
-	return stderr
-}
-
-func newClient() *mcp.Client {
-	return mcp.NewClient(&mcp.Implementation{Name: "quickstart-test", Version: "v0"}, nil)
-}
-
 func TestStdio(t *testing.T) {
-	bin := buildQuickstart(t)
+	bin := mcptest.Build(t, ".")
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
-			ctx := t.Context()
-			cmd := exec.Command(bin)
-			logStderrOnFailure(t, cmd)
-			cs, err := newClient().Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-			require.NoError(t, err)
-			t.Cleanup(func() {
-				// Closing stdin must make the server exit cleanly.
-				require.NoError(t, cs.Close(), "server exit")
-			})
+			cs := mcptest.Stdio(t, bin, nil, version, nil)
 			exercise(t, cs, version)
 		})
 	}
@@ -188,34 +126,8 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 }
 
 func TestHTTP(t *testing.T) {
-	bin := buildQuickstart(t)
-	addr := freeLoopbackAddr(t)
-
-	cmd := exec.Command(bin, "-http", addr)
-	stderr := logStderrOnFailure(t, cmd)
-	require.NoError(t, cmd.Start())
-	var waitErr error
-	exited := make(chan struct{}) // closed when the server has exited
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		// Ask the server to stop; kill it if it does not.
-		if err := cmd.Process.Signal(os.Interrupt); err != nil {
-			cmd.Process.Kill()
-		}
-		select {
-		case <-exited:
-			require.NoError(t, waitErr, "server exit")
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Error("server did not stop on interrupt; killed it")
-		}
-	})
-
-	waitForListener(t, addr, exited, stderr)
+	bin := mcptest.Build(t, ".")
+	addr := mcptest.StartHTTP(t, bin)
 
 	// A client of our own, whose idle connections are closed before the
 	// server is stopped.
@@ -226,46 +138,11 @@ func TestHTTP(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			ctx := t.Context()
 			transport := &mcp.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: httpClient}
-			cs, err := newClient().Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			client := mcp.NewClient(&mcp.Implementation{Name: "quickstart-test", Version: "v0"}, nil)
+			cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 			require.NoError(t, err)
 			defer cs.Close()
 			exercise(t, cs, version)
 		})
 	}
-}
-
-// freeLoopbackAddr returns a loopback address with a port that was free a
-// moment ago.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
-}
-
-// waitForListener waits, for at most about ten seconds, until addr accepts
-// connections. It fails t if the server exits first, that is if exited is
-// closed.
-func waitForListener(t *testing.T, addr string, exited <-chan struct{}, stderr *lockedBuffer) {
-	t.Helper()
-	ctx := t.Context()
-	var d net.Dialer
-	for range 100 {
-		select {
-		case <-exited:
-			t.Fatalf("server exited before listening:\n%s", stderr)
-		default:
-		}
-		dialCtx, cancel := context.WithTimeout(ctx, time.Second)
-		conn, err := d.DialContext(dialCtx, "tcp", addr)
-		cancel()
-		if err == nil {
-			conn.Close()
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("server did not listen on %s", addr)
 }

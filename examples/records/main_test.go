@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -13,10 +12,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -54,24 +53,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// lockedBuffer collects a subprocess's stderr.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // A client is a client session and the updates it received.
 type client struct {
 	*mcp.ClientSession
@@ -86,30 +67,17 @@ const testPageSize = 500
 // when t ends.
 func connect(t *testing.T, version string, args ...string) *client {
 	t.Helper()
-	cmd := exec.Command(binPath, append(args, "-page-size", strconv.Itoa(testPageSize), "-poll", "100ms")...)
-	stderr := new(lockedBuffer)
-	cmd.Stderr = stderr
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr)
-		}
-	})
 	c := &client{updated: make(chan string, 100)}
-	mc := mcp.NewClient(&mcp.Implementation{Name: "records-test", Version: "v0"}, &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			select {
 			case c.updated <- req.Params.URI:
 			default:
 			}
 		},
-	})
-	cs, err := mc.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	require.NoError(t, err)
+	}
+	cs := mcptest.Stdio(t, binPath, append(args, "-page-size", strconv.Itoa(testPageSize), "-poll", "100ms"), version, opts)
 	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
-	t.Cleanup(func() {
-		// Closing stdin must make the server exit cleanly.
-		require.NoError(t, cs.Close(), "server exit")
-	})
 	c.ClientSession = cs
 	return c
 }
@@ -160,16 +128,12 @@ func readJSON(t *testing.T, c *client, uri string) map[string]any {
 // the schemas, then every order and every user once, in id order.
 func checkList(t *testing.T, c *client) {
 	t.Helper()
-	params := &mcp.ListResourcesParams{}
 	var users, orders []int64
 	var others []string
-	pages := 0
-	for {
-		res, err := c.ListResources(t.Context(), params)
-		require.NoError(t, err)
-		pages++
-		require.LessOrEqual(t, len(res.Resources), testPageSize, "page size")
-		for _, r := range res.Resources {
+	pages := mcptest.ListPages(t, c.ClientSession)
+	for _, page := range pages {
+		require.LessOrEqual(t, len(page), testPageSize, "page size")
+		for _, r := range page {
 			if tbl, id, ok := parseRowURI(r.URI); ok {
 				require.Equal(t, "application/json", r.MIMEType, r.URI)
 				require.NotEmpty(t, r.Title, r.URI)
@@ -183,10 +147,6 @@ func checkList(t *testing.T, c *client) {
 				others = append(others, r.URI)
 			}
 		}
-		if res.NextCursor == "" {
-			break
-		}
-		params.Cursor = res.NextCursor
 	}
 	require.Equal(t, []string{"db://orders/schema", "db://users/schema"}, others)
 	for name, ids := range map[string][]int64{"users": users, "orders": orders} {
@@ -198,7 +158,7 @@ func checkList(t *testing.T, c *client) {
 			}
 		}
 	}
-	require.Equal(t, (2+5_000+50_000+testPageSize-1)/testPageSize, pages)
+	require.Equal(t, (2+5_000+50_000+testPageSize-1)/testPageSize, len(pages))
 }
 
 // checkRead reads rows, schemas, and what is not there.

@@ -1,0 +1,221 @@
+// Package mcptest helps the tests of an MCP server drive the server's
+// binary through the real protocol, as an MCP host does: it builds the
+// binary, connects a go-sdk client to it over stdio, starts it as a
+// streamable HTTP server, and lists every page of its resources.
+//
+// Every helper takes the test's testing.TB, fails the test (with
+// t.Fatal or an equivalent require call) when it cannot do its job, and
+// registers cleanups that stop whatever it started. The server's stderr is
+// logged when the test fails.
+//
+// A test in a server's main package:
+//
+//	func TestServer(t *testing.T) {
+//		bin := mcptest.Build(t, ".")
+//		cs := mcptest.Stdio(t, bin, []string{"-page-size", "10"}, "2025-11-25", nil)
+//		resources, pages := mcptest.ListAll(t, cs)
+//		// ... check resources and pages, read them with cs ...
+//	}
+package mcptest
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// Build runs `go build` on the package in dir (a directory, such as "."
+// in a test of the server's main package), in the module that holds dir,
+// and returns the path of the binary, which it writes into t.TempDir(),
+// named after dir. It fails t, with the build's output, if the build
+// fails.
+func Build(t testing.TB, dir string) string {
+	t.Helper()
+	abs, err := filepath.Abs(dir)
+	require.NoError(t, err)
+	bin := filepath.Join(t.TempDir(), filepath.Base(abs))
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = abs
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build:\n%s", out)
+	return bin
+}
+
+// A Buffer collects a subprocess's output. It is safe for concurrent use:
+// the process writes while the test reads.
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p to b. It never fails.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what has been written to b so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Stderr sets cmd.Stderr, before cmd starts, to a new Buffer, which it
+// returns, and logs the Buffer with t.Logf when t ends if t has failed.
+func Stderr(t testing.TB, cmd *exec.Cmd) *Buffer {
+	stderr := new(Buffer)
+	cmd.Stderr = stderr
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr)
+		}
+	})
+	return stderr
+}
+
+// Stdio starts bin with args, connects to it over stdio a client with opts
+// (nil for none) that asks for protocol version, and returns the session.
+// It does not check which version the server chose: see the session's
+// InitializeResult. When t ends it closes the session, which closes the
+// server's stdin and waits for it to exit, and fails t unless the server
+// exits cleanly. It fails t if the client cannot connect. The server's
+// stderr is logged if t fails.
+func Stdio(t testing.TB, bin string, args []string, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	Stderr(t, cmd)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "v0"}, opts)
+	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// Closing stdin must make the server exit cleanly.
+		require.NoError(t, cs.Close(), "server exit")
+	})
+	return cs
+}
+
+// StartHTTP picks a free loopback address, starts `bin args... -http
+// addr`, waits until addr accepts connections and returns addr (host:port,
+// without a scheme). It fails t if the server exits before it listens or
+// does not listen within about ten seconds. When t ends it interrupts the
+// server (os.Interrupt) and fails t unless the server then exits cleanly
+// within ten seconds; if it does not, it kills it. The server's stderr is
+// logged if t fails.
+func StartHTTP(t testing.TB, bin string, args ...string) string {
+	t.Helper()
+	addr := freeLoopbackAddr(t)
+	cmd := exec.Command(bin, append(append([]string(nil), args...), "-http", addr)...)
+	stderr := Stderr(t, cmd)
+	require.NoError(t, cmd.Start())
+	var waitErr error
+	exited := make(chan struct{}) // closed when the server has exited
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		// Ask the server to stop; kill it if it does not.
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			cmd.Process.Kill()
+		}
+		select {
+		case <-exited:
+			require.NoError(t, waitErr, "server exit")
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Error("server did not stop on interrupt; killed it")
+		}
+	})
+	waitForListener(t, addr, exited, stderr)
+	return addr
+}
+
+// freeLoopbackAddr returns a loopback address with a port that was free a
+// moment ago.
+func freeLoopbackAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// waitForListener waits, for at most about ten seconds, until addr accepts
+// connections. It fails t if the server exits first, that is if exited is
+// closed.
+func waitForListener(t testing.TB, addr string, exited <-chan struct{}, stderr *Buffer) {
+	t.Helper()
+	var d net.Dialer
+	for range 100 {
+		select {
+		case <-exited:
+			t.Fatalf("server exited before listening:\n%s", stderr)
+		default:
+		}
+		dialCtx, cancel := context.WithTimeout(t.Context(), time.Second)
+		conn, err := d.DialContext(dialCtx, "tcp", addr)
+		cancel()
+		if err == nil {
+			conn.Close()
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("server did not listen on %s", addr)
+}
+
+// maxPages is the most pages ListPages reads before it decides that the
+// server's cursors never end.
+const maxPages = 10_000
+
+// ListPages calls resources/list, following NextCursor until it is empty,
+// and returns each page's resources in order. It fails t if a call fails,
+// if the server returns a cursor it returned before, or if there are more
+// than 10,000 pages.
+func ListPages(t testing.TB, cs *mcp.ClientSession) [][]*mcp.Resource {
+	t.Helper()
+	var pages [][]*mcp.Resource
+	seen := make(map[string]bool)
+	params := &mcp.ListResourcesParams{}
+	for {
+		res, err := cs.ListResources(t.Context(), params)
+		require.NoError(t, err, "resources/list, page %d", len(pages)+1)
+		pages = append(pages, res.Resources)
+		if res.NextCursor == "" {
+			return pages
+		}
+		require.False(t, seen[res.NextCursor], "resources/list: page %d repeats cursor %q", len(pages), res.NextCursor)
+		require.Less(t, len(pages), maxPages, "resources/list: too many pages")
+		seen[res.NextCursor] = true
+		params = &mcp.ListResourcesParams{Cursor: res.NextCursor}
+	}
+}
+
+// ListAll lists every page of resources/list, as ListPages does, and
+// returns the resources of all pages, in order, and the number of pages.
+// It fails t as ListPages does.
+func ListAll(t testing.TB, cs *mcp.ClientSession) (resources []*mcp.Resource, pages int) {
+	t.Helper()
+	all := ListPages(t, cs)
+	for _, page := range all {
+		resources = append(resources, page...)
+	}
+	return resources, len(all)
+}

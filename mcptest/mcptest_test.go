@@ -1,0 +1,180 @@
+package mcptest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpres/mcpres/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// The quickstart example serves four static resources on one page.
+const quickstartResources = 4
+
+// TestQuickstart builds the quickstart example and drives it with the
+// helpers, in subtests that share the binary.
+func TestQuickstart(t *testing.T) {
+	bin := mcptest.Build(t, "../examples/quickstart")
+	require.FileExists(t, bin)
+	require.Contains(t, bin, "quickstart")
+	t.Run("Stderr", func(t *testing.T) { testStderr(t, bin) })
+	t.Run("Stdio", func(t *testing.T) { testStdio(t, bin) })
+	t.Run("StartHTTP", func(t *testing.T) { testStartHTTP(t, bin) })
+}
+
+func TestBuffer(t *testing.T) {
+	var b mcptest.Buffer
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			b.Write([]byte("x"))
+			_ = b.String()
+		})
+	}
+	wg.Wait()
+	require.Equal(t, "xxxx", b.String())
+}
+
+func testStderr(t *testing.T, bin string) {
+	cmd := exec.Command(bin, "-no-such-flag")
+	stderr := mcptest.Stderr(t, cmd)
+	require.Same(t, stderr, cmd.Stderr)
+	require.Error(t, cmd.Run())
+	require.Contains(t, stderr.String(), "flag provided but not defined: -no-such-flag")
+}
+
+func testStdio(t *testing.T, bin string) {
+	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			cs := mcptest.Stdio(t, bin, nil, version, nil)
+			require.Equal(t, version, cs.InitializeResult().ProtocolVersion)
+			all, pages := mcptest.ListAll(t, cs)
+			require.Len(t, all, quickstartResources)
+			require.Equal(t, 1, pages)
+			require.Equal(t, [][]*mcp.Resource{all}, mcptest.ListPages(t, cs))
+		})
+	}
+}
+
+func testStartHTTP(t *testing.T, bin string) {
+	addr := mcptest.StartHTTP(t, bin)
+	httpClient := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(httpClient.CloseIdleConnections)
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcptest-test", Version: "v0"}, nil)
+	transport := &mcp.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: httpClient}
+	cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cs.Close()
+	all, pages := mcptest.ListAll(t, cs)
+	require.Len(t, all, quickstartResources)
+	require.Equal(t, 1, pages)
+}
+
+// recorder is a testing.TB that records failures instead of reporting
+// them; run the code that may fail it with run.
+type recorder struct {
+	testing.TB
+	failed bool
+	msgs   []string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(f string, a ...any) {
+	r.failed = true
+	r.msgs = append(r.msgs, fmt.Sprintf(f, a...))
+}
+func (r *recorder) FailNow()     { r.failed = true; runtime.Goexit() }
+func (r *recorder) Failed() bool { return r.failed }
+
+// run calls f in a goroutine of its own, which FailNow may end.
+func (r *recorder) run(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	<-done
+}
+
+// pager returns a session with a server whose resources/list pages
+// answer with next(page), the cursor after page (numbered from 1).
+func pager(t *testing.T, next func(page int) string) *mcp.ClientSession {
+	server := mcp.NewServer(&mcp.Implementation{Name: "pager", Version: "v0"}, nil)
+	server.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return nil, errors.New("not read")
+	})
+	server.AddReceivingMiddleware(func(h mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "resources/list" {
+				return h(ctx, method, req)
+			}
+			page := 1
+			if c := req.GetParams().(*mcp.ListResourcesParams).Cursor; c != "" {
+				page, _ = strconv.Atoi(c)
+				page++
+			}
+			return &mcp.ListResourcesResult{
+				Resources:  []*mcp.Resource{{URI: fmt.Sprintf("test://%d", page), Name: "r"}},
+				NextCursor: next(page),
+			}, nil
+		}
+	})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(t.Context(), st, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcptest-test", Version: "v0"}, nil).Connect(t.Context(), ct, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func TestListPages(t *testing.T) {
+	// Three pages, whose cursors are their numbers.
+	cs := pager(t, func(page int) string {
+		if page == 3 {
+			return ""
+		}
+		return strconv.Itoa(page)
+	})
+	pages := mcptest.ListPages(t, cs)
+	require.Len(t, pages, 3)
+	for i, p := range pages {
+		require.Len(t, p, 1)
+		require.Equal(t, fmt.Sprintf("test://%d", i+1), p[0].URI)
+	}
+	all, n := mcptest.ListAll(t, cs)
+	require.Equal(t, 3, n)
+	require.Len(t, all, 3)
+}
+
+func TestListPagesCursorLoop(t *testing.T) {
+	// Page 3 points back at page 2.
+	cs := pager(t, func(page int) string { return strconv.Itoa(min(page, 2)) })
+	r := &recorder{TB: t}
+	r.run(func() { mcptest.ListAll(r, cs) })
+	require.True(t, r.failed)
+	require.Contains(t, strings.Join(r.msgs, "\n"), `repeats cursor "2"`)
+}
+
+func TestListPagesEndless(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lists 10,000 pages")
+	}
+	// Every page has a new cursor.
+	cs := pager(t, strconv.Itoa)
+	r := &recorder{TB: t}
+	r.run(func() { mcptest.ListPages(r, cs) })
+	require.True(t, r.failed)
+	require.Contains(t, strings.Join(r.msgs, "\n"), "too many pages")
+}
