@@ -326,6 +326,9 @@ func TestValidateAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation counts")
 	}
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
 	json := text(`{"a": [1, 2, 3], "b": {"c": "d"}}`)
 	png := blob(pngHeader)
 	plain := text("hello")
