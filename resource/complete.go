@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,6 +43,12 @@ func WithCompleter(variable string, fn CompleteFunc) EntryOption {
 // MaxCompletionValues values are sent, with total and hasMore set from the
 // completer's full answer.
 //
+// With Options.Authorize set, the Authorizer is asked about the template
+// and the arguments already chosen before the completer runs (a denial is
+// answered exactly as an unknown template), then about each value the
+// completer proposes: denied values are left out, and total counts only
+// those allowed.
+//
 // A missing reference or argument name, another reference type, an unknown
 // template or an unknown variable is answered with -32602; a failing or
 // panicking completer with -32603, logged. Its signature is that of
@@ -57,7 +64,22 @@ func (r *Registry) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp
 	if p.Argument.Name == "" {
 		return nil, invalidParams("completion/complete needs argument.name")
 	}
+	var bound map[string]string
+	if p.Context != nil {
+		bound = p.Context.Arguments
+	}
+	start, auditing := r.auditing(ctx)
+	identity := r.identity(ctx, req)
+	access := Access{Op: OpComplete, Template: p.Ref.URI, Arguments: bound, Identity: identity, Request: req}
 	e, ok := r.templates.Get(p.Ref.URI)
+	if ok {
+		if err := r.authorize(ctx, access); err != nil {
+			if auditing {
+				r.audit(ctx, OpComplete, p.Ref.URI, req.Session, identity, decision{what: decisionDenied, reason: err}, start)
+			}
+			ok = false
+		}
+	}
 	if !ok {
 		return nil, invalidParams("unknown resource template %q", p.Ref.URI)
 	}
@@ -69,16 +91,19 @@ func (r *Registry) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp
 	if fn == nil {
 		return res, nil
 	}
-	var bound map[string]string
-	if p.Context != nil {
-		bound = p.Context.Arguments
-	}
 	values, err := callCompleter(ctx, fn, p.Argument.Value, bound)
 	if err != nil {
 		r.opts.Logger.LogAttrs(ctx, slog.LevelError, "resource completion failed",
 			slog.String("template", p.Ref.URI), slog.String("variable", p.Argument.Name),
 			slog.String("session_id", sessionID(req.Session)), slog.Any("error", err))
 		return nil, errInternal
+	}
+	if r.opts.Authorize != nil {
+		n := len(values)
+		values = r.allowedValues(ctx, access, p.Argument.Name, values)
+		if auditing && len(values) < n {
+			r.audit(ctx, OpComplete, p.Ref.URI, req.Session, identity, decision{what: decisionFiltered, withheld: n - len(values)}, start)
+		}
 	}
 	res.Completion.Total = len(values)
 	res.Completion.HasMore = len(values) > MaxCompletionValues
@@ -98,4 +123,24 @@ func callCompleter(ctx context.Context, fn CompleteFunc, partial string, bound m
 		}
 	}()
 	return fn(ctx, partial, bound)
+}
+
+// allowedValues returns the values of the variable name that the
+// Authorizer allows, each asked about as access with name bound to it. It
+// does not modify values, which the completer may share, nor the
+// request's arguments.
+func (r *Registry) allowedValues(ctx context.Context, access Access, name string, values []string) []string {
+	bound := access.Arguments
+	var out []string
+	for _, v := range values {
+		// A map of its own for each question: the Authorizer may keep it.
+		args := make(map[string]string, len(bound)+1)
+		maps.Copy(args, bound)
+		args[name] = v
+		access.Arguments = args
+		if r.authorize(ctx, access) == nil {
+			out = append(out, v)
+		}
+	}
+	return out
 }

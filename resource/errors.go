@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,6 +15,11 @@ import (
 // CodeLegacyResourceNotFound is the "resource not found" code that MCP
 // versions before 2026-07-28 recommend.
 const CodeLegacyResourceNotFound = -32002
+
+// CodeRateLimited is the JSON-RPC error code of a request refused by
+// Options.RateLimits: an implementation-defined server error (the MCP
+// specification defines none for this), chosen to recall HTTP 429.
+const CodeRateLimited = -32029
 
 // protocolSEP2164 is the first protocol version whose specification answers
 // an unknown resource with -32602 (SEP-2164).
@@ -36,6 +42,23 @@ func (r *Registry) notFoundError(version, u string) error {
 		URI string `json:"uri"`
 	}{u})
 	return &jsonrpc.Error{Code: code, Message: "Resource not found", Data: data}
+}
+
+// rateLimitedError answers a request of method refused by a rate limit:
+// CodeRateLimited, message "Rate limit exceeded", data {"method": …,
+// "retryAfterMs": …}, wait rounded up to at least 1 ms.
+func rateLimitedError(method string, wait time.Duration) error {
+	data, _ := json.Marshal(struct {
+		Method       string `json:"method"`
+		RetryAfterMs int64  `json:"retryAfterMs"`
+	}{method, max(1, (wait + time.Millisecond - 1).Milliseconds())})
+	return &jsonrpc.Error{Code: CodeRateLimited, Message: "Rate limit exceeded", Data: data}
+}
+
+// errNoSuchSubscription answers a subscription to an unknown resource, or
+// to one the caller may not see.
+func errNoSuchSubscription(u string) error {
+	return invalidParams("cannot subscribe to %q: no such resource", u)
 }
 
 // invalidParams answers a request the client got wrong, saying why.

@@ -67,46 +67,71 @@ func safePaths(vars Vars) bool {
 	return true
 }
 
-// ReadResource answers resources/read. It checks the URI (-32602 saying why
-// if it is not an absolute RFC 3986 URI, is longer than
-// Options.MaxURILength, or carries userinfo), resolves it (a static resource,
-// else the most specific matching template), calls the read function, fills in
-// each content's URI and MIME type where the read function left them empty
-// (the declared type, else mimetype.Detect), checks each content against
-// its MIME type under Options.MIME (see MIMEPolicy), and sets the caching
-// hint.
+// ReadResource answers resources/read. It spends one of the session's
+// read tokens, if Options.RateLimits limits reads (CodeRateLimited if
+// there is none left); checks the URI (-32602 saying why if it is not an
+// absolute RFC 3986 URI, is longer than Options.MaxURILength, or carries
+// userinfo); resolves it (a static resource, else the most specific
+// matching template); asks Options.Authorize, if set; calls the read
+// function; fills in each content's URI and MIME type where the read
+// function left them empty (the declared type, else mimetype.Detect);
+// checks each content against its MIME type under Options.MIME (see
+// MIMEPolicy); and sets the caching hint. Each read is written to the
+// audit log (see AuditOptions).
 //
-// An unknown URI, or a read function that reports ErrNotFound, is answered
-// as described at NotFoundCode. A read function that fails, panics, or
-// returns no contents is answered with -32603 "Internal error"; the detail
-// is logged with the session ID and URI.
+// An unknown URI, one the Authorizer denies, or a read function that
+// reports ErrNotFound, is answered as described at NotFoundCode, all
+// alike. A read function that fails, panics, or returns no contents is
+// answered with -32603 "Internal error"; the detail is logged with the
+// session ID and URI.
 func (r *Registry) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	if req == nil || req.Params == nil {
 		return nil, invalidParams("resources/read needs params with a uri")
 	}
+	start, auditing := r.auditing(ctx)
+	identity := r.identity(ctx, req)
+	res, d, err := r.read(ctx, req, identity)
+	if auditing {
+		r.audit(ctx, OpRead, req.Params.URI, req.Session, identity, d, start)
+	}
+	return res, err
+}
+
+// read answers resources/read for ReadResource, and says what it decided.
+func (r *Registry) read(ctx context.Context, req *mcp.ReadResourceRequest, identity string) (*mcp.ReadResourceResult, decision, error) {
 	u := req.Params.URI
+	if err := limit(r.reads, "resources/read", rateKey(req.Session, identity)); err != nil {
+		return nil, decision{what: decisionLimited}, err
+	}
 	if err := r.checkRequestURI(u); err != nil {
-		return nil, err
+		return nil, decision{what: decisionInvalid}, err
 	}
 	t, ok := r.resolve(u)
 	if !ok {
-		return nil, r.notFoundError(req.ProtocolVersion(), u)
+		return nil, decision{what: decisionNotFound}, r.notFoundError(req.ProtocolVersion(), u)
+	}
+	if err := r.authorize(ctx, t.access(OpRead, u, identity, req)); err != nil {
+		return nil, decision{what: decisionDenied, reason: err}, r.notFoundError(req.ProtocolVersion(), u)
 	}
 	got, err := r.callRead(ctx, req, t)
 	switch {
 	case isNotFound(err):
-		return nil, r.notFoundError(req.ProtocolVersion(), u)
+		return nil, decision{what: decisionNotFound}, r.notFoundError(req.ProtocolVersion(), u)
 	case err != nil:
 		if _, ok := err.(*jsonrpc.Error); ok {
-			return nil, err // a deliberate protocol error from the read function
+			return nil, decision{what: decisionFailed}, err // a deliberate protocol error from the read function
 		}
 		r.logFailure(ctx, req, "resource read failed", slog.Any("error", err))
-		return nil, errInternal
+		return nil, decision{what: decisionFailed}, errInternal
 	case got == nil || len(got.Contents) == 0:
 		r.logFailure(ctx, req, "resource read returned no contents; return resource.ErrNotFound for a missing resource")
-		return nil, errInternal
+		return nil, decision{what: decisionFailed}, errInternal
 	}
-	return r.finishRead(ctx, req, got, t)
+	res, err := r.finishRead(ctx, req, got, t)
+	if err != nil {
+		return nil, decision{what: decisionFailed}, err
+	}
+	return res, decision{what: decisionAllowed}, nil
 }
 
 // callRead calls the target's read function, turning a panic into an error.
@@ -151,7 +176,17 @@ func (r *Registry) finishRead(ctx context.Context, req *mcp.ReadResourceRequest,
 	} else if out.CacheScope == "" {
 		out.CacheScope = string(Public)
 	}
+	r.privateIfAuthorized(&out.Cacheable)
 	return &out, nil
+}
+
+// privateIfAuthorized sets c's scope to private if the registry has an
+// Authorizer: a result another caller might not be allowed must not be
+// served to them from a shared cache.
+func (r *Registry) privateIfAuthorized(c *mcp.Cacheable) {
+	if r.opts.Authorize != nil {
+		c.CacheScope = string(Private)
+	}
 }
 
 // checkRequestURI checks a URI a client sent: -32602 saying why if it is

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcpres/mcpres/cursor"
@@ -161,18 +162,31 @@ func (r *Registry) ListResources(ctx context.Context, req *mcp.ListResourcesRequ
 			c = req.Params.Cursor
 		}
 	}
+	start, auditing := r.auditing(ctx)
+	identity := r.identity(ctx, q)
 	r.mu.RLock()
 	sources := r.sources
 	r.mu.RUnlock()
-	page, next, err := cursor.Paginate(ctx, r.cursors, r.pageRequest(ctx, q, methodListResources, c), sources)
+	page, next, err := cursor.Paginate(ctx, r.cursors, r.pageRequest(ctx, q, identity, methodListResources, c), sources)
 	if err == nil && slices.Contains(page, nil) {
 		err = errors.New("a provider listed a nil resource")
 	}
 	if err != nil {
 		return nil, r.listError(ctx, session, methodListResources, err)
 	}
+	if r.opts.Authorize != nil {
+		n := len(page)
+		page = slices.DeleteFunc(page, func(res *mcp.Resource) bool {
+			t, _ := r.resolve(res.URI) // a listed URI no entry reads is decided on its own
+			return r.authorize(ctx, t.access(OpList, res.URI, identity, q)) != nil
+		})
+		if auditing && len(page) < n {
+			r.audit(ctx, OpList, methodListResources, session, identity, decision{what: decisionFiltered, withheld: n - len(page)}, start)
+		}
+	}
 	res := &mcp.ListResourcesResult{Resources: page, NextCursor: next}
 	r.opts.Cache.apply(&res.Cacheable)
+	r.privateIfAuthorized(&res.Cacheable)
 	return res, nil
 }
 
@@ -192,21 +206,36 @@ func (r *Registry) ListResourceTemplates(ctx context.Context, req *mcp.ListResou
 			c = req.Params.Cursor
 		}
 	}
+	start, auditing := r.auditing(ctx)
+	identity := r.identity(ctx, q)
 	sources := []cursor.Source[*mcp.ResourceTemplate]{{Provider: index[*templateEntry, *mcp.ResourceTemplate]{&r.templates, (*templateEntry).describe}}}
-	page, next, err := cursor.Paginate(ctx, r.cursors, r.pageRequest(ctx, q, methodListTemplates, c), sources)
+	page, next, err := cursor.Paginate(ctx, r.cursors, r.pageRequest(ctx, q, identity, methodListTemplates, c), sources)
 	if err != nil {
 		return nil, r.listError(ctx, session, methodListTemplates, err)
 	}
+	if r.opts.Authorize != nil {
+		n := len(page)
+		page = slices.DeleteFunc(page, func(t *mcp.ResourceTemplate) bool {
+			return r.authorize(ctx, Access{Op: OpList, Template: t.URITemplate, Identity: identity, Request: q}) != nil
+		})
+		if auditing && len(page) < n {
+			r.audit(ctx, OpList, methodListTemplates, session, identity, decision{what: decisionFiltered, withheld: n - len(page)}, start)
+		}
+	}
 	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: page, NextCursor: next}
 	r.opts.Cache.apply(&res.Cacheable)
+	r.privateIfAuthorized(&res.Cacheable)
 	return res, nil
 }
 
-// pageRequest is the cursor.Request for one page of method; req may be nil.
-func (r *Registry) pageRequest(ctx context.Context, req mcp.Request, method, c string) cursor.Request {
-	pr := cursor.Request{Method: method, Cursor: c, Size: r.opts.PageSize}
+// pageRequest is the cursor.Request for one page of method asked by
+// identity; req may be nil. The cursor's scope is the identity and
+// Options.CursorScope's answer, length-prefixed so that no two pairs give
+// the same scope.
+func (r *Registry) pageRequest(ctx context.Context, req mcp.Request, identity, method, c string) cursor.Request {
+	pr := cursor.Request{Method: method, Cursor: c, Size: r.opts.PageSize, Scope: identity}
 	if r.opts.CursorScope != nil && req != nil {
-		pr.Scope = r.opts.CursorScope(ctx, req)
+		pr.Scope = strconv.Itoa(len(identity)) + ":" + identity + r.opts.CursorScope(ctx, req)
 	}
 	return pr
 }

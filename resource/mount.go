@@ -87,6 +87,11 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			params.URI = marker.URI
 			viaMarker.Params = &params
 			return next(ctx, method, &viaMarker)
+		case *mcp.SubscriptionsListenRequest:
+			// go-sdk turns each resource of a listen into a subscribe
+			// request of its own, without the transport's token: pass the
+			// listen on, for Subscribe to find it.
+			ctx = context.WithValue(ctx, listenKey{}, q)
 		case *mcp.CompleteRequest:
 			if q.Params != nil && q.Params.Ref != nil && q.Params.Ref.Type == "ref/resource" {
 				return result(r.Complete(ctx, q))

@@ -144,9 +144,29 @@ type Options struct {
 	// serve the same clients, or cursors must survive a restart.
 	Cursors *cursor.Codec
 	// CursorScope, if set, binds each list cursor to what it returns for
-	// the request, such as the caller's identity: a cursor issued under
-	// one scope is refused under another.
+	// the request, besides the caller's Identity, to which cursors are
+	// always bound: a cursor issued under one scope is refused under
+	// another.
 	CursorScope func(ctx context.Context, req mcp.Request) string
+	// Authorize, if set, decides who may list, read, subscribe to and
+	// complete what, before any read function runs; see Authorizer. With
+	// it set, every list and read result carries cacheScope "private",
+	// since what a caller gets depends on who they are. Nil allows
+	// everything.
+	Authorize Authorizer
+	// Identity names the caller of a request, for Access.Identity, the
+	// audit log, rate limits of sessionless requests, and the binding of
+	// list cursors (a cursor issued to one identity is refused for
+	// another). It is not called for a direct handler call without a
+	// request, whose caller is "". Nil means DefaultIdentity: the user
+	// go-sdk's bearer-token middleware verified.
+	Identity func(ctx context.Context, req mcp.Request) string
+	// RateLimits caps reads and subscriptions per session; the zero value
+	// sets none.
+	RateLimits RateLimits
+	// Audit configures the audit log of reads, subscriptions and denials;
+	// the zero value logs them to Logger at Debug level.
+	Audit AuditOptions
 	// MaxURILength caps the URIs resources/read accepts, in bytes. Zero
 	// means DefaultMaxURILength.
 	MaxURILength int
@@ -184,7 +204,9 @@ type Registry struct {
 
 	cursors *cursor.Codec
 	notify  notifier
-	subs    *subscribe.Manager[*mcp.ServerSession]
+	// reads and subscribes are the rate limits; nil when unlimited.
+	reads, subscribes *limiter
+	subs              *subscribe.Manager[*mcp.ServerSession]
 	// watching holds the sessions whose end is awaited, to drop their
 	// subscriptions.
 	watchMu  sync.Mutex
@@ -224,6 +246,17 @@ func NewRegistry(opts *Options) *Registry {
 	if r.opts.Logger == nil {
 		r.opts.Logger = slog.Default()
 	}
+	if r.opts.Identity == nil {
+		r.opts.Identity = DefaultIdentity
+	}
+	if r.opts.Audit.Logger == nil {
+		r.opts.Audit.Logger = r.opts.Logger
+	}
+	if r.opts.Audit.Level == nil {
+		r.opts.Audit.Level = slog.LevelDebug
+	}
+	r.reads = newLimiter(r.opts.RateLimits.Read)
+	r.subscribes = newLimiter(r.opts.RateLimits.Subscribe)
 	if r.opts.PageSize <= 0 {
 		r.opts.PageSize = DefaultPageSize
 	}

@@ -30,9 +30,13 @@ type SubscriptionOptions struct {
 // Subscribe answers resources/subscribe, and the resource subscriptions of
 // a 2026-07-28 subscriptions/listen: it returns nil, and records the
 // subscription, if the URI is well formed, names a resource this registry
-// can read (a static resource or a template match) and the session holds
-// fewer than SubscriptionOptions.MaxPerSession subscriptions; otherwise a
-// -32602 error saying why. Subscribing twice to one URI is not an error.
+// can read (a static resource or a template match) that Options.Authorize,
+// if set, lets the caller subscribe to, and the session holds fewer than
+// SubscriptionOptions.MaxPerSession subscriptions; otherwise a -32602
+// error saying why, the same for a denied resource as for an unknown one.
+// A subscription beyond Options.RateLimits.Subscribe is refused with
+// CodeRateLimited. Subscribing twice to one URI is not an error. Each
+// subscription is written to the audit log (see AuditOptions).
 //
 // Its signature is that of mcp.ServerOptions.SubscribeHandler, which is how
 // subscriptions are enabled:
@@ -51,21 +55,41 @@ func (r *Registry) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) err
 	if req == nil || req.Params == nil {
 		return invalidParams("resources/subscribe needs params with a uri")
 	}
-	u := req.Params.URI
-	if err := r.checkRequestURI(u); err != nil {
-		return err
+	req = withListenExtra(ctx, req)
+	start, auditing := r.auditing(ctx)
+	identity := r.identity(ctx, req)
+	d, err := r.subscribe(ctx, req, identity)
+	if auditing {
+		r.audit(ctx, OpSubscribe, req.Params.URI, req.Session, identity, d, start)
 	}
-	if _, ok := r.resolve(u); !ok {
-		return invalidParams("cannot subscribe to %q: no such resource", u)
+	return err
+}
+
+// subscribe answers resources/subscribe for Subscribe, and says what it
+// decided.
+func (r *Registry) subscribe(ctx context.Context, req *mcp.SubscribeRequest, identity string) (decision, error) {
+	u := req.Params.URI
+	if err := limit(r.subscribes, "resources/subscribe", rateKey(req.Session, identity)); err != nil {
+		return decision{what: decisionLimited}, err
+	}
+	if err := r.checkRequestURI(u); err != nil {
+		return decision{what: decisionInvalid}, err
+	}
+	t, ok := r.resolve(u)
+	if !ok {
+		return decision{what: decisionNotFound}, errNoSuchSubscription(u)
+	}
+	if err := r.authorize(ctx, t.access(OpSubscribe, u, identity, req)); err != nil {
+		return decision{what: decisionDenied, reason: err}, errNoSuchSubscription(u)
 	}
 	if req.Session == nil {
-		return nil // a direct call: nothing to notify
+		return decision{what: decisionAllowed}, nil // a direct call: nothing to notify
 	}
 	if err := r.subs.Subscribe(req.Session, u); err != nil {
-		return invalidParams("cannot subscribe to %q: %v", u, err) // the per-session limit
+		return decision{what: decisionInvalid}, invalidParams("cannot subscribe to %q: %v", u, err) // the per-session limit
 	}
 	r.forgetOnEnd(req.Session)
-	return nil
+	return decision{what: decisionAllowed}, nil
 }
 
 // Unsubscribe answers resources/unsubscribe (and the end of a 2026-07-28

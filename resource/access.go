@@ -1,0 +1,196 @@
+package resource
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// An Operation is what a request asks to do with a resource or template.
+type Operation string
+
+// The operations an Authorizer decides.
+const (
+	// OpList is showing a resource in resources/list, or a template in
+	// resources/templates/list.
+	OpList Operation = "list"
+	// OpRead is resources/read.
+	OpRead Operation = "read"
+	// OpSubscribe is resources/subscribe, or one resource subscription of
+	// a 2026-07-28 subscriptions/listen.
+	OpSubscribe Operation = "subscribe"
+	// OpComplete is completion/complete of a template variable.
+	OpComplete Operation = "complete"
+)
+
+// An Access is one thing a request asks to do, for an Authorizer to
+// decide.
+type Access struct {
+	// Op is what is asked.
+	Op Operation
+	// URI is the resource concerned: the one read, subscribed to or
+	// listed. It is empty for a template (resources/templates/list and
+	// completion/complete).
+	URI string
+	// Template is the URI template concerned: the registered template URI
+	// resolves to (empty for a static resource, or a listed resource no
+	// template matches), the listed template, or the completed one.
+	Template string
+	// Vars holds the variables Template matched in URI, percent-decoded,
+	// as the read function gets them. It is zero for a static resource
+	// and for completion.
+	Vars Vars
+	// Arguments holds, for completion, the variables the user has already
+	// chosen (the request's context.arguments) and, when the registry
+	// checks one proposed value, that value under the completed
+	// variable's name. It is nil otherwise.
+	Arguments map[string]string
+	// Identity is who is asking, as Options.Identity names them; "" for
+	// an anonymous caller.
+	Identity string
+	// Request is the request being answered: it carries the session and,
+	// behind go-sdk's bearer-token middleware, the token (see TokenInfo).
+	// A subscription of a 2026-07-28 listen carries the listen's token.
+	// It is nil in a direct handler call without a request.
+	Request mcp.Request
+}
+
+// Var returns the variable name's value: as matched in URI (its first
+// item, for a list), else as chosen or proposed in a completion; "" if
+// neither binds it. One rule over Var covers every operation on a
+// template, such as "collection must be one the caller may see".
+func (a Access) Var(name string) string {
+	if v, ok := a.Vars.Lookup(name); ok {
+		if len(v.Items) > 0 {
+			return v.Items[0]
+		}
+		return ""
+	}
+	return a.Arguments[name]
+}
+
+// TokenInfo returns the verified bearer token of the request, which
+// go-sdk's auth.RequireBearerToken middleware attaches on streamable HTTP;
+// nil if there is none.
+func (a Access) TokenInfo() *auth.TokenInfo {
+	return tokenInfo(a.Request)
+}
+
+// Session returns the session of the request; nil if there is none.
+func (a Access) Session() *mcp.ServerSession {
+	if a.Request == nil {
+		return nil
+	}
+	s, _ := a.Request.GetSession().(*mcp.ServerSession)
+	return s
+}
+
+// An Authorizer decides whether a request may do what a describes: nil
+// allows it, an error denies it. Return ErrDenied, or wrap it, for an
+// ordinary denial; any other error is taken as the Authorizer failing: it
+// denies as well (the registry fails closed) and is logged at Error level.
+// A panic is treated as a failure. The error never reaches the client.
+//
+// The registry asks before any read function or completer runs:
+//
+//   - resources/list asks, with OpList, about each resource of a page,
+//     and leaves out those denied: a page may come back short, even
+//     empty with a nextCursor, but never shows a denied entry.
+//     resources/templates/list does the same for templates.
+//   - resources/read and resources/subscribe ask with OpRead and
+//     OpSubscribe; a denial is answered exactly as an unknown resource
+//     is, so a client cannot tell what exists from what it may not see.
+//   - completion/complete asks once with OpComplete and the chosen
+//     arguments (a denial is answered exactly as an unknown template), and
+//     once more for each proposed value, leaving out those denied; total
+//     counts the values allowed.
+//
+// An Authorizer must be safe for concurrent use, and fast: it runs for
+// every entry of every list page.
+type Authorizer func(ctx context.Context, a Access) error
+
+// ErrDenied is what an Authorizer returns, or wraps, to deny an access.
+var ErrDenied = errors.New("access denied")
+
+// DefaultIdentity names the caller of req as go-sdk's bearer-token
+// middleware verified it: the UserID of the request's auth.TokenInfo, or ""
+// if it has none (stdio, or HTTP without the middleware).
+func DefaultIdentity(ctx context.Context, req mcp.Request) string {
+	if ti := tokenInfo(req); ti != nil {
+		return ti.UserID
+	}
+	return ""
+}
+
+func tokenInfo(req mcp.Request) *auth.TokenInfo {
+	if req == nil {
+		return nil
+	}
+	if extra := req.GetExtra(); extra != nil {
+		return extra.TokenInfo
+	}
+	return nil
+}
+
+// identity names the caller of req (nil for a direct call: anonymous).
+func (r *Registry) identity(ctx context.Context, req mcp.Request) string {
+	if req == nil {
+		return ""
+	}
+	return r.opts.Identity(ctx, req)
+}
+
+// authorize asks Options.Authorize about a, if it is set: nil allows. A
+// failing or panicking Authorizer denies, and is logged.
+func (r *Registry) authorize(ctx context.Context, a Access) (err error) {
+	if r.opts.Authorize == nil {
+		return nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("authorizer panicked: %v", p)
+		}
+		if err != nil && !errors.Is(err, ErrDenied) {
+			r.opts.Logger.LogAttrs(ctx, slog.LevelError, "resource authorizer failed; access denied",
+				slog.String("op", string(a.Op)), slog.String("uri", cmp.Or(a.URI, a.Template)),
+				slog.String("identity", a.Identity), slog.String("session_id", sessionID(a.Session())),
+				slog.Any("error", err))
+		}
+	}()
+	return r.opts.Authorize(ctx, a)
+}
+
+// access is the Access to t, the target of uri, for op.
+func (t target) access(op Operation, uri, identity string, req mcp.Request) Access {
+	a := Access{Op: op, URI: uri, Identity: identity, Request: req}
+	if t.tmpl != nil {
+		a.Template, a.Vars = t.tmpl.tmpl.URITemplate, t.vars
+	}
+	return a
+}
+
+// listenKey is the context key under which the middleware passes a
+// subscriptions/listen request on to the subscriptions go-sdk makes of it,
+// whose requests carry no token.
+type listenKey struct{}
+
+// withListenExtra returns req, or, if it lacks the transport's extra
+// information (a subscription go-sdk made from a 2026-07-28 listen), a
+// copy with that of the listen request.
+func withListenExtra(ctx context.Context, req *mcp.SubscribeRequest) *mcp.SubscribeRequest {
+	if req.Extra != nil {
+		return req
+	}
+	listen, ok := ctx.Value(listenKey{}).(*mcp.SubscriptionsListenRequest)
+	if !ok || listen.Extra == nil {
+		return req
+	}
+	copied := *req
+	copied.Extra = listen.Extra
+	return &copied
+}
