@@ -30,8 +30,37 @@
 //	go run ./examples/knowledge -http 127.0.0.1:8080
 //
 // Logs go to stderr: on stdio, stdout carries the protocol. The HTTP server
-// is stateless, so it sends no notifications, and has no authentication;
-// keep it on a loopback address.
+// is stateless, so it sends no notifications.
+//
+// Without -tokens, the HTTP server has no authentication: keep it on a
+// loopback address. With -tokens FILE, every HTTP request must carry a
+// bearer token listed in FILE (go-sdk's auth.RequireBearerToken; an unknown
+// or missing token gets HTTP 401), and each token sees only the collections
+// it is granted:
+//
+//	go run ./examples/knowledge -http 127.0.0.1:8080 -tokens examples/knowledge/tokens.example.json
+//
+// FILE is JSON (see TokensFile; tokens.example.json holds demo secrets):
+//
+//	{"tokens": [
+//		{"token": "alice-secret", "user": "alice", "collections": ["engineering", "support"]},
+//		{"token": "bob-secret", "user": "bob", "collections": ["product"]}
+//	]}
+//
+// where "*" grants every collection. A caller's resources/list then holds
+// the static resources and only their collections' documents lists and
+// documents; reading, subscribing to or completing anything of another
+// collection is answered exactly as if it did not exist; list cursors are
+// bound to the user; the collections resource lists only the caller's
+// collections (health still counts everything); and the tools refuse
+// collections the caller is not granted. Every read, subscription and
+// denial is logged at Info level (the registry's audit log).
+//
+// -read-rate N caps resources/read at N a second, in bursts of up to N,
+// per caller (per user with -tokens; all anonymous HTTP callers share one
+// budget, as do the requests of a stdio session); a read beyond it is
+// answered with error -32029 "Rate limit exceeded". 0, the default, sets
+// no limit.
 package main
 
 import (
@@ -45,6 +74,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -52,6 +82,7 @@ import (
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 )
 
 // The knowledge base's URIs.
@@ -78,26 +109,89 @@ func documentURI(collection, doc string) string {
 func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080) instead of stdio")
 	pageSize := flag.Int("page-size", resource.DefaultPageSize, "the most resources one resources/list page holds")
+	tokensFile := flag.String("tokens", "", "with -http, require the bearer tokens listed in the JSON `file`, each seeing its own collections")
+	readRate := flag.Float64("read-rate", 0, "allow each caller `N` resources/read a second, in bursts of N (0: no limit)")
 	flag.Parse()
 
+	cfg, err := newConfig(*httpAddr, *pageSize, *tokensFile, *readRate)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "knowledge: %v\n", err)
+		os.Exit(2)
+	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(*httpAddr, *pageSize, logger); err != nil {
+	if err := run(cfg, logger); err != nil {
 		logger.Error("server failed", "error", err)
 		os.Exit(1)
 	}
 }
 
+// A config is what the command line asks for.
+type config struct {
+	httpAddr string // "" for stdio
+	pageSize int
+	tokens   *tokenSet // nil: no authentication
+	readRate float64   // reads a second per caller; 0: no limit
+}
+
+// newConfig checks the flags and loads the tokens file, if any.
+func newConfig(httpAddr string, pageSize int, tokensFile string, readRate float64) (config, error) {
+	cfg := config{httpAddr: httpAddr, pageSize: pageSize, readRate: readRate}
+	if readRate < 0 {
+		return config{}, fmt.Errorf("-read-rate %v: want 0 (no limit) or more", readRate)
+	}
+	if tokensFile == "" {
+		return cfg, nil
+	}
+	if httpAddr == "" {
+		return config{}, errors.New("-tokens needs -http: bearer tokens are an HTTP matter, and a stdio server serves whoever launched it")
+	}
+	tokens, err := loadTokens(tokensFile)
+	if err != nil {
+		return config{}, fmt.Errorf("-tokens: %w", err)
+	}
+	cfg.tokens = tokens
+	return cfg, nil
+}
+
 // run serves the knowledge base over stdio, or over streamable HTTP on
-// httpAddr if it is set, until the client hangs up (on stdio) or the
+// cfg.httpAddr if it is set, until the client hangs up (on stdio) or the
 // process is interrupted.
-func run(httpAddr string, pageSize int, logger *slog.Logger) error {
+func run(cfg config, logger *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	kb := &knowledge{store: NewSeededStore(), started: time.Now()}
-	kb.reg = resource.NewRegistry(&resource.Options{Logger: logger, PageSize: pageSize})
-	if err := kb.register(); err != nil {
+	server, err := newServer(cfg, logger)
+	if err != nil {
 		return err
+	}
+	if cfg.httpAddr != "" {
+		return serveHTTP(ctx, httpHandler(server, cfg.tokens), cfg.httpAddr, logger)
+	}
+	err = server.Run(ctx, &mcp.StdioTransport{})
+	if errors.Is(err, context.Canceled) {
+		return nil // interrupted
+	}
+	return err
+}
+
+// newServer returns an MCP server for a new knowledge base holding the
+// example documents, configured by cfg: with cfg.tokens set, its registry
+// lets each caller at the collections their token grants, and logs its
+// audit records at Info level.
+func newServer(cfg config, logger *slog.Logger) (*mcp.Server, error) {
+	kb := &knowledge{store: NewSeededStore(), started: time.Now(), restricted: cfg.tokens != nil}
+	opts := &resource.Options{
+		Logger:     logger,
+		PageSize:   cfg.pageSize,
+		RateLimits: resource.RateLimits{Read: readLimit(cfg.readRate)},
+	}
+	if kb.restricted {
+		opts.Authorize = kb.authorize
+		opts.Audit = resource.AuditOptions{Level: slog.LevelInfo} // an operator sees denials
+	}
+	kb.reg = resource.NewRegistry(opts)
+	if err := kb.register(); err != nil {
+		return nil, err
 	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "knowledge", Title: "mcpres knowledge base", Version: "v0.1.0"},
 		&mcp.ServerOptions{
@@ -108,15 +202,16 @@ func run(httpAddr string, pageSize int, logger *slog.Logger) error {
 		})
 	resource.Mount(server, kb.reg)
 	kb.addTools(server)
+	return server, nil
+}
 
-	if httpAddr != "" {
-		return serveHTTP(ctx, server, httpAddr, logger)
+// readLimit is the rate limit of perSecond reads a second, in bursts of as
+// many (at least one); 0 means no limit.
+func readLimit(perSecond float64) resource.RateLimit {
+	if perSecond <= 0 {
+		return resource.RateLimit{}
 	}
-	err := server.Run(ctx, &mcp.StdioTransport{})
-	if errors.Is(err, context.Canceled) {
-		return nil // interrupted
-	}
-	return err
+	return resource.RateLimit{Rate: rate.Limit(perSecond), Burst: max(1, int(perSecond))}
 }
 
 // knowledge serves a store through a registry.
@@ -124,6 +219,9 @@ type knowledge struct {
 	store   *Store
 	reg     *resource.Registry
 	started time.Time
+	// restricted is set when callers present bearer tokens: each then
+	// sees and edits only the collections their token grants.
+	restricted bool
 }
 
 // register adds the knowledge base's resources and templates to k.reg.
@@ -168,8 +266,11 @@ func jsonResult(v any) (*mcp.ReadResourceResult, error) {
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: string(data) + "\n"}}}, nil
 }
 
+// readCollections lists the collections the caller may see: all of them
+// unless k is restricted.
 func (k *knowledge) readCollections(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	return jsonResult(map[string]any{"collections": k.store.Collections()})
+	cols := slices.DeleteFunc(k.store.Collections(), func(c CollectionInfo) bool { return !k.mayUse(req, c.Name) })
+	return jsonResult(map[string]any{"collections": cols})
 }
 
 func (k *knowledge) readHealth(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -311,6 +412,10 @@ func (k *knowledge) put(ctx context.Context, req *mcp.CallToolRequest, in PutInp
 	if strings.TrimSpace(in.Markdown) == "" {
 		return nil, EditOutput{}, errors.New("markdown is empty; use delete_document to delete a document")
 	}
+	if !k.mayUse(req, in.Collection) {
+		// The same answer whether or not the collection exists.
+		return nil, EditOutput{}, fmt.Errorf("you may not write to collection %q", in.Collection)
+	}
 	newDoc, _, err := k.store.Put(in.Collection, in.Doc, in.Markdown)
 	if err != nil {
 		return nil, EditOutput{}, err // reported to the client as a tool error
@@ -320,7 +425,8 @@ func (k *knowledge) put(ctx context.Context, req *mcp.CallToolRequest, in PutInp
 }
 
 func (k *knowledge) delete(ctx context.Context, req *mcp.CallToolRequest, in DeleteInput) (*mcp.CallToolResult, EditOutput, error) {
-	if !k.store.Delete(in.Collection, in.Doc) {
+	// A collection the caller may not see looks like a missing one.
+	if !k.mayUse(req, in.Collection) || !k.store.Delete(in.Collection, in.Doc) {
 		return nil, EditOutput{}, fmt.Errorf("no document %q in collection %q", in.Doc, in.Collection)
 	}
 	k.changed(in.Collection, in.Doc, true)
@@ -340,14 +446,23 @@ func (k *knowledge) changed(collection, doc string, listChanged bool) {
 	}
 }
 
-// serveHTTP serves server over streamable HTTP on addr until ctx is done.
-func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
+// httpHandler returns the HTTP handler that serves server over stateless
+// streamable HTTP, behind bearer-token authentication if tokens is not nil.
+func httpHandler(server *mcp.Server, tokens *tokenSet) http.Handler {
 	// Stateless serves each request on its own, and is how go-sdk serves
 	// protocol 2026-07-28 over HTTP; older clients are served too. It rules
 	// out server-initiated messages outside a request (list_changed,
 	// resource updates): drop it if you need those for older clients.
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true})
+	if tokens != nil {
+		h = tokens.requireToken(h)
+	}
+	return h
+}
+
+// serveHTTP serves handler on addr until ctx is done.
+func serveHTTP(ctx context.Context, handler http.Handler, addr string, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
