@@ -45,11 +45,16 @@ type Access struct {
 	// as the read function gets them. It is zero for a static resource
 	// and for completion.
 	Vars Vars
+	// Argument is, for completion, the name of the variable being
+	// completed; "" otherwise.
+	Argument string
 	// Arguments holds, for completion, the variables the user has already
-	// chosen (the request's context.arguments) and, when the registry
-	// checks one proposed value, that value under the completed
-	// variable's name. It is nil otherwise.
+	// chosen (the request's context.arguments) and, when Proposed is set,
+	// the proposed value under Argument. It is nil otherwise.
 	Arguments map[string]string
+	// Proposed is set when the registry asks about one value a completer
+	// proposed, rather than about the completion request itself.
+	Proposed bool
 	// Identity is who is asking, as Options.Identity names them; "" for
 	// an anonymous caller.
 	Identity string

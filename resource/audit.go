@@ -34,6 +34,10 @@ type AuditOptions struct {
 	Logger *slog.Logger
 	// Level is the records' level; nil means slog.LevelDebug.
 	Level slog.Leveler
+	// DeniedLevel is the level of the records of refusals: decisions
+	// "denied", "filtered" and "limited". Nil means Level. Set it to
+	// slog.LevelInfo or higher to see refusals without every allowed read.
+	DeniedLevel slog.Leveler
 }
 
 // The decisions an audit record reports.
@@ -54,10 +58,11 @@ type decision struct {
 	withheld int   // entries left out, for a filtered list
 }
 
-// auditing reports whether audit records would be written, and if so
+// auditing reports whether audit records may be written, and if so
 // returns the time to measure their duration from.
 func (r *Registry) auditing(ctx context.Context) (time.Time, bool) {
-	if !r.opts.Audit.Logger.Enabled(ctx, r.opts.Audit.Level.Level()) {
+	a := &r.opts.Audit
+	if !a.Logger.Enabled(ctx, a.Level.Level()) && !a.Logger.Enabled(ctx, a.DeniedLevel.Level()) {
 		return time.Time{}, false
 	}
 	return time.Now(), true
@@ -66,7 +71,16 @@ func (r *Registry) auditing(ctx context.Context) (time.Time, bool) {
 // audit writes the record of one access to uri (or list method, or
 // template) by op, decided d, which started at start.
 func (r *Registry) audit(ctx context.Context, op Operation, uri string, session *mcp.ServerSession, identity string, d decision, start time.Time) {
-	attrs := make([]slog.Attr, 0, 7)
+	a := &r.opts.Audit
+	level := a.Level.Level()
+	switch d.what {
+	case decisionDenied, decisionFiltered, decisionLimited:
+		level = a.DeniedLevel.Level()
+	}
+	if !a.Logger.Enabled(ctx, level) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 8)
 	attrs = append(attrs,
 		slog.String("op", string(op)),
 		slog.String("uri", uri),
@@ -80,5 +94,5 @@ func (r *Registry) audit(ctx context.Context, op Operation, uri string, session 
 	if d.withheld > 0 {
 		attrs = append(attrs, slog.Int("withheld", d.withheld))
 	}
-	r.opts.Audit.Logger.LogAttrs(ctx, r.opts.Audit.Level.Level(), "resource access", attrs...)
+	a.Logger.LogAttrs(ctx, level, "resource access", attrs...)
 }

@@ -70,7 +70,7 @@ func (r *Registry) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp
 	}
 	start, auditing := r.auditing(ctx)
 	identity := r.identity(ctx, req)
-	access := Access{Op: OpComplete, Template: p.Ref.URI, Arguments: bound, Identity: identity, Request: req}
+	access := Access{Op: OpComplete, Template: p.Ref.URI, Argument: p.Argument.Name, Arguments: bound, Identity: identity, Request: req}
 	e, ok := r.templates.Get(p.Ref.URI)
 	if ok {
 		if err := r.authorize(ctx, access); err != nil {
@@ -100,7 +100,7 @@ func (r *Registry) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp
 	}
 	if r.opts.Authorize != nil {
 		n := len(values)
-		values = r.allowedValues(ctx, access, p.Argument.Name, values)
+		values = r.allowedValues(ctx, access, values)
 		if auditing && len(values) < n {
 			r.audit(ctx, OpComplete, p.Ref.URI, req.Session, identity, decision{what: decisionFiltered, withheld: n - len(values)}, start)
 		}
@@ -125,19 +125,20 @@ func callCompleter(ctx context.Context, fn CompleteFunc, partial string, bound m
 	return fn(ctx, partial, bound)
 }
 
-// allowedValues returns the values of the variable name that the
-// Authorizer allows, each asked about as access with name bound to it. It
+// allowedValues returns the values of the variable access.Argument that
+// the Authorizer allows, each asked about as access with the variable
+// bound to it. It
 // does not modify values, which the completer may share, nor the
 // request's arguments.
-func (r *Registry) allowedValues(ctx context.Context, access Access, name string, values []string) []string {
-	bound := access.Arguments
+func (r *Registry) allowedValues(ctx context.Context, access Access, values []string) []string {
+	bound, name := access.Arguments, access.Argument
 	var out []string
 	for _, v := range values {
 		// A map of its own for each question: the Authorizer may keep it.
 		args := make(map[string]string, len(bound)+1)
 		maps.Copy(args, bound)
 		args[name] = v
-		access.Arguments = args
+		access.Arguments, access.Proposed = args, true
 		if r.authorize(ctx, access) == nil {
 			out = append(out, v)
 		}

@@ -255,6 +255,9 @@ func NewRegistry(opts *Options) *Registry {
 	if r.opts.Audit.Level == nil {
 		r.opts.Audit.Level = slog.LevelDebug
 	}
+	if r.opts.Audit.DeniedLevel == nil {
+		r.opts.Audit.DeniedLevel = r.opts.Audit.Level
+	}
 	r.reads = newLimiter(r.opts.RateLimits.Read)
 	r.subscribes = newLimiter(r.opts.RateLimits.Subscribe)
 	if r.opts.PageSize <= 0 {
