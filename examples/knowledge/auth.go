@@ -174,12 +174,10 @@ func (k *knowledge) mayUse(req mcp.Request, c string) bool {
 // collection chosen or proposed) is the business of those whose token
 // grants that collection.
 //
-// A document name without a collection comes from completing {doc} with
-// no collection chosen, which proposes documents of every collection: such
-// a name is allowed only if one of the caller's collections holds a
-// document of that name, so that completion tells nobody what the others'
-// collections hold. (The Authorizer cannot tell a chosen doc from a
-// proposed one, so the rule holds for both.)
+// Completing {doc} with no collection chosen proposes documents of every
+// collection: a proposed name is allowed only if one of the caller's
+// collections holds a document of that name, so that completion tells
+// nobody what the others' collections hold.
 func (k *knowledge) authorize(ctx context.Context, a resource.Access) error {
 	ti := a.TokenInfo()
 	if c := a.Var("collection"); c != "" {
@@ -188,7 +186,7 @@ func (k *knowledge) authorize(ctx context.Context, a resource.Access) error {
 		}
 		return nil
 	}
-	if doc := a.Var("doc"); doc != "" && !k.holdsDoc(ti, doc) {
+	if doc := a.Var("doc"); a.Proposed && a.Argument == "doc" && !k.holdsDoc(ti, doc) {
 		return fmt.Errorf("%w: no collection granted to %q holds a document %q", resource.ErrDenied, a.Identity, doc)
 	}
 	return nil

@@ -53,8 +53,8 @@
 // collection is answered exactly as if it did not exist; list cursors are
 // bound to the user; the collections resource lists only the caller's
 // collections (health still counts everything); and the tools refuse
-// collections the caller is not granted. Every read, subscription and
-// denial is logged at Info level (the registry's audit log).
+// collections the caller is not granted. Every denial is logged at Info
+// level (the registry's audit log; allowed accesses are at Debug).
 //
 // -read-rate N caps resources/read at N a second, in bursts of up to N,
 // per caller (per user with -tokens; all anonymous HTTP callers share one
@@ -176,8 +176,8 @@ func run(cfg config, logger *slog.Logger) error {
 
 // newServer returns an MCP server for a new knowledge base holding the
 // example documents, configured by cfg: with cfg.tokens set, its registry
-// lets each caller at the collections their token grants, and logs its
-// audit records at Info level.
+// lets each caller at the collections their token grants, and logs the
+// refusals of its audit log at Info level.
 func newServer(cfg config, logger *slog.Logger) (*mcp.Server, error) {
 	kb := &knowledge{store: NewSeededStore(), started: time.Now(), restricted: cfg.tokens != nil}
 	opts := &resource.Options{
@@ -187,7 +187,8 @@ func newServer(cfg config, logger *slog.Logger) (*mcp.Server, error) {
 	}
 	if kb.restricted {
 		opts.Authorize = kb.authorize
-		opts.Audit = resource.AuditOptions{Level: slog.LevelInfo} // an operator sees denials
+		// An operator sees every refusal; every access is at Debug.
+		opts.Audit = resource.AuditOptions{DeniedLevel: slog.LevelInfo}
 	}
 	kb.reg = resource.NewRegistry(opts)
 	if err := kb.register(); err != nil {
