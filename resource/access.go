@@ -115,6 +115,10 @@ func (a Access) Session() *mcp.ServerSession {
 //     once more for each proposed value, leaving out those denied; total
 //     counts the values allowed.
 //
+// Each request is decided when it comes: a subscription allowed once
+// goes on receiving notifications/resources/updated, which carry only the
+// URI, until it ends, while every read of the resource is decided anew.
+//
 // An Authorizer must be safe for concurrent use, and fast: it runs for
 // every entry of every list page.
 type Authorizer func(ctx context.Context, a Access) error

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"slices"
 	"strings"
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -195,4 +197,65 @@ func ExampleRegistry_AddProvider() {
 	// 1 db://users/001 Ada
 	// 1 db://users/002 Grace
 	// 2 db://users/003 Ken
+}
+
+// An Authorizer that lets each caller at the teams its bearer token
+// grants. Served over streamable HTTP behind go-sdk's bearer-token
+// middleware,
+//
+//	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+//	http.ListenAndServe(addr, auth.RequireBearerToken(verify, nil)(handler))
+//
+// every request carries the verified token, as the requests built by hand
+// below do.
+func ExampleAuthorizer() {
+	reg := resource.NewRegistry(&resource.Options{
+		Authorize: func(ctx context.Context, a resource.Access) error {
+			team := a.Var("team")
+			if team == "" { // the template itself, and resources of no team
+				return nil
+			}
+			if ti := a.TokenInfo(); ti != nil && slices.Contains(ti.Scopes, "team:"+team) {
+				return nil
+			}
+			return fmt.Errorf("%w: %q may not see team %q", resource.ErrDenied, a.Identity, team)
+		},
+	})
+	err := reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "notes://{team}/{id}", Name: "note", MIMEType: "text/plain"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: "note " + vars.Get("id")}}}, nil
+		},
+		resource.WithInstances(func(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
+			var out []cursor.Item[*mcp.Resource]
+			for _, key := range []string{"a/1", "a/2", "b/1"} {
+				if key > after && len(out) < limit {
+					out = append(out, cursor.Item[*mcp.Resource]{Key: key, Value: &mcp.Resource{URI: "notes://" + key, Name: key}})
+				}
+			}
+			return out, nil
+		}))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	bob := &mcp.RequestExtra{TokenInfo: &auth.TokenInfo{UserID: "bob", Scopes: []string{"team:b"}}}
+	ctx := context.Background()
+	list, err := reg.ListResources(ctx, &mcp.ListResourcesRequest{Params: &mcp.ListResourcesParams{}, Extra: bob})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range list.Resources {
+		fmt.Println("listed:", r.URI, list.CacheScope)
+	}
+	res, err := reg.ReadResource(ctx, &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: "notes://b/1"}, Extra: bob})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("read:", res.Contents[0].Text)
+	_, err = reg.ReadResource(ctx, &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: "notes://a/1"}, Extra: bob})
+	fmt.Println("read notes://a/1:", err)
+	// Output:
+	// listed: notes://b/1 private
+	// read: note 1
+	// read notes://a/1: Resource not found
 }
