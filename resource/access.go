@@ -128,7 +128,9 @@ var ErrDenied = errors.New("access denied")
 
 // DefaultIdentity names the caller of req as go-sdk's bearer-token
 // middleware verified it: the UserID of the request's auth.TokenInfo, or ""
-// if it has none (stdio, or HTTP without the middleware).
+// if it has none (stdio, or HTTP without the middleware). A TokenVerifier
+// that sets no UserID leaves every caller anonymous, so that list cursors
+// would pass between them: set UserID, or give Options.Identity.
 func DefaultIdentity(ctx context.Context, req mcp.Request) string {
 	if ti := tokenInfo(req); ti != nil {
 		return ti.UserID

@@ -356,23 +356,27 @@ func TestAuthorizeSubscribe(t *testing.T) {
 			},
 		})
 		ctx := t.Context()
-		subscribe := func(uri string) error {
-			if err := bob.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil || version < "2026-07-28" {
+		// refusal subscribes to uri and returns the server's refusal.
+		refusal := func(uri string) error {
+			err := bob.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+			if version < "2026-07-28" {
 				return err
 			}
 			// A 2026-07-28 client listens in the background: the server's
 			// answer is only seen there.
+			require.NoError(t, err)
 			select {
 			case err := <-s.listenErrors:
 				return err
-			case <-time.After(500 * time.Millisecond):
-				return nil // still listening: accepted
+			case <-time.After(10 * time.Second):
+				t.Fatalf("subscriptions/listen for %s was not refused", uri)
+				return nil
 			}
 		}
 
 		// His own note: accepted, with the listen's token (2026-07-28),
 		// and notified.
-		require.NoError(t, subscribe("notes://b/2"))
+		require.NoError(t, bob.Subscribe(ctx, &mcp.SubscribeParams{URI: "notes://b/2"}))
 		timeout := time.After(10 * time.Second)
 		for got := false; !got; {
 			s.reg.Changed("notes://b/2")
@@ -387,11 +391,12 @@ func TestAuthorizeSubscribe(t *testing.T) {
 
 		// Alice's note and the secret plan are refused exactly as a
 		// resource that does not exist.
-		missing := subscribe("nosuch://x")
+		missing := refusal("nosuch://x")
 		require.Error(t, missing)
 		for _, uri := range []string{"notes://a/1", "docs://secret/plan"} {
-			sameError(t, missing, "nosuch://x", subscribe(uri), uri)
+			sameError(t, missing, "nosuch://x", refusal(uri), uri)
 		}
+		assert.Empty(t, s.listenErrors, "bob's own subscription was not refused")
 	})
 	var allowed, denied int
 	for _, rec := range append(stateful.records(t, "subscribe"), stateless.records(t, "subscribe")...) {
