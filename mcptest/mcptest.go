@@ -1,7 +1,8 @@
 // Package mcptest helps the tests of an MCP server drive the server's
 // binary through the real protocol, as an MCP host does: it builds the
 // binary, connects a go-sdk client to it over stdio, starts it as a
-// streamable HTTP server, and lists every page of its resources.
+// streamable HTTP server and connects to that, with a bearer token if the
+// server wants one, and lists every page of its resources.
 //
 // Every helper takes the test's testing.TB, fails the test (with
 // t.Fatal or an equivalent require call) when it cannot do its job, and
@@ -22,6 +23,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,6 +146,48 @@ func StartHTTP(t testing.TB, bin string, args ...string) string {
 	})
 	waitForListener(t, addr, exited, stderr)
 	return addr
+}
+
+// HTTPClient returns an HTTP client for a test of a streamable HTTP
+// server: every request carries token in an "Authorization: Bearer"
+// header, as from an MCP host configured with one (no header if token is
+// ""), and its idle connections are closed when t ends, so that a server
+// stopped afterwards is not kept waiting for them.
+func HTTPClient(t testing.TB, token string) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	if token == "" {
+		return &http.Client{Transport: tr}
+	}
+	return &http.Client{Transport: bearer{token: token, next: tr}}
+}
+
+// bearer sends every request with a bearer token.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(req)
+}
+
+// ConnectHTTP connects a go-sdk client with opts (nil for none) to the
+// streamable HTTP endpoint url (such as "http://" + the address StartHTTP
+// returns), presenting token as HTTPClient does, and asking for protocol
+// version; it returns the session, which is closed when t ends. It does
+// not check which version the server chose. It fails t if the client
+// cannot connect.
+func ConnectHTTP(t testing.TB, url, token, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "v0"}, opts)
+	transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: HTTPClient(t, token)}
+	cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	require.NoError(t, err, "connecting to %s", url)
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 // freeLoopbackAddr returns a loopback address with a port that was free a

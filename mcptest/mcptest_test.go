@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -67,17 +68,24 @@ func testStdio(t *testing.T, bin string) {
 
 func testStartHTTP(t *testing.T, bin string) {
 	addr := mcptest.StartHTTP(t, bin)
-	httpClient := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	t.Cleanup(httpClient.CloseIdleConnections)
-
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcptest-test", Version: "v0"}, nil)
-	transport := &mcp.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: httpClient}
-	cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
+	cs := mcptest.ConnectHTTP(t, "http://"+addr, "", "2025-11-25", nil)
 	all, pages := mcptest.ListAll(t, cs)
 	require.Len(t, all, quickstartResources)
 	require.Equal(t, 1, pages)
+}
+
+func TestHTTPClient(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	for _, token := range []string{"s3cret", ""} {
+		resp, err := mcptest.HTTPClient(t, token).Get(srv.URL)
+		require.NoError(t, err)
+		resp.Body.Close()
+	}
+	require.Equal(t, []string{"Bearer s3cret", ""}, got)
 }
 
 // recorder is a testing.TB that records failures instead of reporting
