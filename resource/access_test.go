@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/cursor"
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -151,33 +152,23 @@ func listNotes(_ context.Context, after string, limit int) ([]cursor.Item[*mcp.R
 	return out, nil
 }
 
-// bearer adds an Authorization header to every request.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(req)
-}
-
 // connect connects a client holding token, on protocol version.
 func (s *accessServer) connect(t *testing.T, token, version string, copts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	cs, err := s.dial(t, token, version, copts)
-	require.NoError(t, err)
+	cs := mcptest.ConnectHTTP(t, s.url, token, version, copts)
 	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
-	t.Cleanup(func() { cs.Close() })
 	return cs
 }
 
-func (s *accessServer) dial(t *testing.T, token, version string, copts *mcp.ClientOptions) (*mcp.ClientSession, error) {
-	httpClient := &http.Client{Transport: bearer{token, http.DefaultTransport}}
-	client := mcp.NewClient(&mcp.Implementation{Name: "access-client", Version: "v0"}, copts)
-	return client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: httpClient},
+// dial tries to connect a client holding token, on protocol version.
+func (s *accessServer) dial(t *testing.T, token, version string) error {
+	client := mcp.NewClient(&mcp.Implementation{Name: "access-client", Version: "v0"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: mcptest.HTTPClient(t, token)},
 		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err == nil {
+		cs.Close()
+	}
+	return err
 }
 
 // records returns the audit records logged so far for op.
@@ -450,10 +441,8 @@ func TestAuthorizeComplete(t *testing.T) {
 
 func TestAuthorizeNoToken(t *testing.T) {
 	s := newAccessServer(t, nil, false)
-	_, err := s.dial(t, "", "2025-11-25", nil)
-	require.Error(t, err, "the bearer-token middleware refuses a request without a token")
-	_, err = s.dial(t, "forged", "2026-07-28", nil)
-	require.Error(t, err, "and an unknown token")
+	require.Error(t, s.dial(t, "", "2025-11-25"), "the bearer-token middleware refuses a request without a token")
+	require.Error(t, s.dial(t, "forged", "2026-07-28"), "and an unknown token")
 }
 
 func TestAuthorizerFailsClosed(t *testing.T) {

@@ -51,47 +51,11 @@ func tokensFile(t *testing.T) string {
 	return path
 }
 
-// bearer is an http.RoundTripper that sends every request with a bearer
-// token, as an MCP host configured with one does.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-// RoundTrip sends a copy of req with the Authorization header set.
-func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(req)
-}
-
-// httpTransport returns an HTTP transport whose idle connections are
-// closed before the server is stopped.
-func httpTransport(t *testing.T) *http.Transport {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(tr.CloseIdleConnections)
-	return tr
-}
-
-// dial connects a client presenting token ("" for none) to the server at
-// url, asking for protocol version.
-func dial(ctx context.Context, base http.RoundTripper, url, token, version string) (*mcp.ClientSession, error) {
-	rt := base
-	if token != "" {
-		rt = bearer{token: token, base: base}
-	}
-	transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}}
-	client := mcp.NewClient(&mcp.Implementation{Name: "knowledge-auth-test", Version: "v0"}, nil)
-	return client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
-}
-
 // connectAs connects a client presenting token to the server at url and
-// closes it when t ends.
-func connectAs(t *testing.T, base http.RoundTripper, url, token, version string) *mcp.ClientSession {
+// checks the negotiated version; the session is closed when t ends.
+func connectAs(t *testing.T, url, token, version string) *mcp.ClientSession {
 	t.Helper()
-	cs, err := dial(t.Context(), base, url, token, version)
-	require.NoError(t, err)
-	t.Cleanup(func() { cs.Close() })
+	cs := mcptest.ConnectHTTP(t, url, token, version, nil)
 	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
 	return cs
 }
@@ -118,12 +82,11 @@ func requireSameError(t *testing.T, want *jsonrpc.Error, wantURI string, got *js
 func TestAuthHTTP(t *testing.T) {
 	bin := mcptest.Build(t, ".")
 	url := "http://" + mcptest.StartHTTP(t, bin, "-tokens", tokensFile(t), "-page-size", fmt.Sprint(pageSize))
-	base := httpTransport(t)
 
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
-			alice := connectAs(t, base, url, aliceToken, version)
-			bob := connectAs(t, base, url, bobToken, version)
+			alice := connectAs(t, url, aliceToken, version)
+			bob := connectAs(t, url, bobToken, version)
 			users := map[string]*mcp.ClientSession{aliceToken: alice, bobToken: bob}
 
 			t.Run("Lists", func(t *testing.T) {
@@ -152,7 +115,7 @@ func TestAuthHTTP(t *testing.T) {
 					// go-sdk's client subscribes with a subscriptions/listen
 					// it sends in the background, whose errors it does not
 					// return: send the listen ourselves.
-					checkListen(t, base, url, bobToken)
+					checkListen(t, url, bobToken)
 				}
 			})
 			t.Run("Collections", func(t *testing.T) {
@@ -165,7 +128,7 @@ func TestAuthHTTP(t *testing.T) {
 				require.Equal(t, []CollectionInfo{{"product", 2}}, cols.Collections)
 			})
 			t.Run("Tools", func(t *testing.T) { checkTools(t, alice, bob) })
-			t.Run("NoToken", func(t *testing.T) { checkUnauthenticated(t, base, url, version) })
+			t.Run("NoToken", func(t *testing.T) { checkUnauthenticated(t, url, version) })
 		})
 	}
 }
@@ -239,8 +202,8 @@ func checkCursors(t *testing.T, alice, bob *mcp.ClientSession) {
 	require.NoError(t, err, "alice with her cursor")
 }
 
-// complete asks cs to complete arg of tmpl from value, with bound chosen.
-func complete(ctx context.Context, cs *mcp.ClientSession, tmpl, arg, value string, bound map[string]string) ([]string, error) {
+// completeValues asks cs to complete arg of tmpl from value, with bound chosen.
+func completeValues(ctx context.Context, cs *mcp.ClientSession, tmpl, arg, value string, bound map[string]string) ([]string, error) {
 	p := &mcp.CompleteParams{
 		Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: tmpl},
 		Argument: mcp.CompleteParamsArgument{Name: arg, Value: value},
@@ -262,7 +225,7 @@ func checkCompletion(t *testing.T, alice, bob *mcp.ClientSession) {
 	ctx := t.Context()
 	values := func(cs *mcp.ClientSession, tmpl, arg, value string, bound map[string]string) []string {
 		t.Helper()
-		got, err := complete(ctx, cs, tmpl, arg, value, bound)
+		got, err := completeValues(ctx, cs, tmpl, arg, value, bound)
 		require.NoError(t, err)
 		return got
 	}
@@ -279,11 +242,11 @@ func checkCompletion(t *testing.T, alice, bob *mcp.ClientSession) {
 
 	// {doc} within alice's collection is, to bob, an unknown template.
 	unknownTmpl := "resource://knowledge/{collection}/nosuch/{doc}"
-	_, err := complete(ctx, bob, unknownTmpl, "doc", "", nil)
+	_, err := completeValues(ctx, bob, unknownTmpl, "doc", "", nil)
 	unknown := rpcError(t, err, "an unknown template")
 	require.Equal(t, int64(jsonrpc.CodeInvalidParams), unknown.Code)
 	for _, c := range []string{"engineering", "support"} {
-		_, err = complete(ctx, bob, documentTmpl, "doc", "", map[string]string{"collection": c})
+		_, err = completeValues(ctx, bob, documentTmpl, "doc", "", map[string]string{"collection": c})
 		requireSameError(t, unknown, unknownTmpl, rpcError(t, err, "doc in "+c), documentTmpl)
 	}
 	require.Equal(t, []string{"code-review", "onboarding", "runbook"}, values(alice, documentTmpl, "doc", "", map[string]string{"collection": "engineering"}))
@@ -306,16 +269,16 @@ func checkSubscribe(t *testing.T, bob *mcp.ClientSession) {
 // presenting token for alice's document is refused as one for a URI that
 // does not exist (the same HTTP status and JSON-RPC error), and that one
 // for bob's own document is acknowledged.
-func checkListen(t *testing.T, base http.RoundTripper, url, token string) {
+func checkListen(t *testing.T, url, token string) {
 	missingURI, deniedURI := "resource://knowledge/nosuch", documentURI("engineering", "runbook")
-	missingStatus, err := listen(t, base, url, token, missingURI)
+	missingStatus, err := listen(t, url, token, missingURI)
 	missing := rpcError(t, err, missingURI)
 	require.Equal(t, int64(jsonrpc.CodeInvalidParams), missing.Code)
-	deniedStatus, err := listen(t, base, url, token, deniedURI)
+	deniedStatus, err := listen(t, url, token, deniedURI)
 	require.Equal(t, missingStatus, deniedStatus, "HTTP status")
 	requireSameError(t, missing, missingURI, rpcError(t, err, deniedURI), deniedURI)
 
-	status, err := listen(t, base, url, token, documentURI("product", "roadmap"))
+	status, err := listen(t, url, token, documentURI("product", "roadmap"))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
 }
@@ -324,7 +287,7 @@ func checkListen(t *testing.T, base http.RoundTripper, url, token string) {
 // as go-sdk's client does, and returns the HTTP status and the JSON-RPC
 // error the server answers with, or nil if it acknowledges the
 // subscription. It then hangs up, which ends the listen.
-func listen(t *testing.T, base http.RoundTripper, url, token, uri string) (int, error) {
+func listen(t *testing.T, url, token, uri string) (int, error) {
 	t.Helper()
 	const version = "2026-07-28"
 	body, err := json.Marshal(map[string]any{
@@ -347,7 +310,7 @@ func listen(t *testing.T, base http.RoundTripper, url, token, uri string) (int, 
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", version)
 	req.Header.Set("Mcp-Method", "subscriptions/listen")
-	resp, err := (&http.Client{Transport: bearer{token: token, base: base}}).Do(req)
+	resp, err := mcptest.HTTPClient(t, token).Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 
@@ -439,23 +402,21 @@ func checkTools(t *testing.T, alice, bob *mcp.ClientSession) {
 
 // checkUnauthenticated checks that a request without a token, or with an
 // unknown one, is answered with HTTP 401, and a client cannot connect.
-func checkUnauthenticated(t *testing.T, base http.RoundTripper, url, version string) {
+func checkUnauthenticated(t *testing.T, url, version string) {
 	for _, token := range []string{"", "mallory-secret"} {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url,
 			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{}}`))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		rt := base
-		if token != "" {
-			rt = bearer{token: token, base: base}
-		}
-		resp, err := (&http.Client{Transport: rt}).Do(req)
+		resp, err := mcptest.HTTPClient(t, token).Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "token %q", token)
 
-		cs, err := dial(t.Context(), base, url, token, version)
+		client := mcp.NewClient(&mcp.Implementation{Name: "knowledge-auth-test", Version: "v0"}, nil)
+		transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: mcptest.HTTPClient(t, token)}
+		cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err == nil {
 			cs.Close()
 		}
@@ -471,8 +432,7 @@ func TestReadRate(t *testing.T) {
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
 			url := "http://" + mcptest.StartHTTP(t, bin, "-tokens", tokens, "-read-rate", "2")
-			base := httpTransport(t)
-			alice := connectAs(t, base, url, aliceToken, version)
+			alice := connectAs(t, url, aliceToken, version)
 			uri := documentURI("engineering", "runbook")
 			var limited *jsonrpc.Error
 			for i := range 5 {
@@ -490,7 +450,7 @@ func TestReadRate(t *testing.T) {
 			require.Equal(t, "Rate limit exceeded", limited.Message)
 
 			// Bob's reads are counted apart.
-			bob := connectAs(t, base, url, bobToken, version)
+			bob := connectAs(t, url, bobToken, version)
 			read(t, bob, documentURI("product", "roadmap"))
 		})
 	}
@@ -506,11 +466,10 @@ func TestAuditLog(t *testing.T) {
 	require.NoError(t, err)
 	ts := httptest.NewServer(httpHandler(server, tokens))
 	defer ts.Close()
-	base := httpTransport(t)
 
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
-			bob := connectAs(t, base, ts.URL, bobToken, version)
+			bob := connectAs(t, ts.URL, bobToken, version)
 			denied, allowed := documentURI("engineering", "runbook"), documentURI("product", "roadmap")
 			_, err := bob.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: denied})
 			require.Error(t, err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -234,16 +233,9 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	// Completion.
 	complete := func(tmpl, arg, value string, bound map[string]string) []string {
 		t.Helper()
-		p := &mcp.CompleteParams{
-			Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: tmpl},
-			Argument: mcp.CompleteParamsArgument{Name: arg, Value: value},
-		}
-		if bound != nil {
-			p.Context = &mcp.CompleteContext{Arguments: bound}
-		}
-		res, err := cs.Complete(ctx, p)
+		values, err := completeValues(ctx, cs, tmpl, arg, value, bound)
 		require.NoError(t, err)
-		return res.Completion.Values
+		return values
 	}
 	require.Equal(t, []string{"engineering"}, complete(documentsTmpl, "collection", "eng", nil))
 	require.Equal(t, []string{"engineering", "product", "support"}, complete(documentTmpl, "collection", "", nil))
@@ -373,19 +365,9 @@ func TestHTTP(t *testing.T) {
 	bin := mcptest.Build(t, ".")
 	addr := mcptest.StartHTTP(t, bin, "-page-size", fmt.Sprint(pageSize))
 
-	// A client of our own, whose idle connections are closed before the
-	// server is stopped.
-	httpClient := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	t.Cleanup(httpClient.CloseIdleConnections)
-
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
-			transport := &mcp.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: httpClient}
-			client := mcp.NewClient(&mcp.Implementation{Name: "knowledge-test", Version: "v0"}, nil)
-			cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
-			require.NoError(t, err)
-			defer cs.Close()
-			require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
+			cs := connectAs(t, "http://"+addr, "", version)
 			exercise(t, cs, version)
 		})
 	}
