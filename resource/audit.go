@@ -62,7 +62,8 @@ type decision struct {
 // returns the time to measure their duration from.
 func (r *Registry) auditing(ctx context.Context) (time.Time, bool) {
 	a := &r.opts.Audit
-	if !a.Logger.Enabled(ctx, a.Level.Level()) && !a.Logger.Enabled(ctx, a.DeniedLevel.Level()) {
+	level, denied := a.Level.Level(), a.DeniedLevel.Level()
+	if !a.Logger.Enabled(ctx, level) && (denied == level || !a.Logger.Enabled(ctx, denied)) {
 		return time.Time{}, false
 	}
 	return time.Now(), true

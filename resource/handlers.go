@@ -100,7 +100,7 @@ func (r *Registry) ReadResource(ctx context.Context, req *mcp.ReadResourceReques
 // read answers resources/read for ReadResource, and says what it decided.
 func (r *Registry) read(ctx context.Context, req *mcp.ReadResourceRequest, identity string) (*mcp.ReadResourceResult, decision, error) {
 	u := req.Params.URI
-	if err := limit(r.reads, "resources/read", rateKey(req.Session, identity)); err != nil {
+	if err := r.reads.spend("resources/read", req.Session, identity); err != nil {
 		return nil, decision{what: decisionLimited}, err
 	}
 	if err := r.checkRequestURI(u); err != nil {

@@ -98,7 +98,22 @@ func (l *limiter) sweep(now time.Time) {
 	l.sweepAt = max(minSweep, 2*len(l.buckets))
 }
 
-// rateKey names whose budget req spends: its session's ID, else the
+// spend takes one token of a request of method from the budget of its
+// session (or caller, see RateLimits), and returns the error to answer if
+// there was none. A nil limiter limits nothing, and costs nothing: the
+// key is only built when there is a limit.
+func (l *limiter) spend(method string, session *mcp.ServerSession, identity string) error {
+	if l == nil {
+		return nil
+	}
+	ok, wait := l.allow(rateKey(session, identity), time.Now())
+	if ok {
+		return nil
+	}
+	return rateLimitedError(method, wait)
+}
+
+// rateKey names whose budget a request spends: its session's ID, else the
 // caller's identity, else "" (one budget for the rest).
 func rateKey(session *mcp.ServerSession, identity string) string {
 	if id := sessionID(session); id != "" {
@@ -108,17 +123,4 @@ func rateKey(session *mcp.ServerSession, identity string) string {
 		return "identity:" + identity
 	}
 	return ""
-}
-
-// limit spends one of key's tokens of l, a limiter of method (nil: no
-// limit), and returns the error to answer if there was none.
-func limit(l *limiter, method, key string) error {
-	if l == nil {
-		return nil
-	}
-	ok, wait := l.allow(key, time.Now())
-	if ok {
-		return nil
-	}
-	return rateLimitedError(method, wait)
 }

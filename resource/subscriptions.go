@@ -69,7 +69,7 @@ func (r *Registry) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) err
 // decided.
 func (r *Registry) subscribe(ctx context.Context, req *mcp.SubscribeRequest, identity string) (decision, error) {
 	u := req.Params.URI
-	if err := limit(r.subscribes, "resources/subscribe", rateKey(req.Session, identity)); err != nil {
+	if err := r.subscribes.spend("resources/subscribe", req.Session, identity); err != nil {
 		return decision{what: decisionLimited}, err
 	}
 	if err := r.checkRequestURI(u); err != nil {
