@@ -140,9 +140,12 @@ const (
 // order, then each provider's and template instance list's resources, in
 // the order of their names and each in its own key order, Options.PageSize
 // at a time. Its cursors are keyset positions, signed (Options.Cursors)
-// and bound to resources/list and Options.CursorScope: a walk never skips
-// or repeats an entry that exists throughout it, whatever is added or
-// removed meanwhile. nextCursor is omitted on the last page.
+// and bound to resources/list, the caller's identity (Options.Identity)
+// and Options.CursorScope: a walk never skips or repeats an entry that
+// exists throughout it, whatever is added or removed meanwhile.
+// nextCursor is omitted on the last page. With Options.Authorize set, the
+// resources the caller may not see are left out, so a page may come back
+// short (see Authorizer), and the result is private.
 //
 // A nil request or params, or a "" cursor, means the first page. A cursor
 // this registry did not issue for resources/list and this scope, or one
@@ -162,27 +165,22 @@ func (r *Registry) ListResources(ctx context.Context, req *mcp.ListResourcesRequ
 			c = req.Params.Cursor
 		}
 	}
-	start, auditing := r.auditing(ctx)
-	identity := r.identity(ctx, q)
 	r.mu.RLock()
 	sources := r.sources
 	r.mu.RUnlock()
-	page, next, err := cursor.Paginate(ctx, r.cursors, r.pageRequest(ctx, q, identity, methodListResources, c), sources)
-	if err == nil && slices.Contains(page, nil) {
-		err = errors.New("a provider listed a nil resource")
-	}
-	if err != nil {
-		return nil, r.listError(ctx, session, methodListResources, err)
-	}
-	if r.opts.Authorize != nil {
-		n := len(page)
-		page = slices.DeleteFunc(page, func(res *mcp.Resource) bool {
+	page, next, err := listPage(r, ctx, q, session, methodListResources, c, sources,
+		func(page []*mcp.Resource) error {
+			if slices.Contains(page, nil) {
+				return errors.New("a provider listed a nil resource")
+			}
+			return nil
+		},
+		func(res *mcp.Resource, a Access) Access {
 			t, _ := r.resolve(res.URI) // a listed URI no entry reads is decided on its own
-			return r.authorize(ctx, t.access(OpList, res.URI, identity, q)) != nil
+			return t.access(a.Op, res.URI, a.Identity, a.Request)
 		})
-		if auditing && len(page) < n {
-			r.audit(ctx, OpList, methodListResources, session, identity, decision{what: decisionFiltered, withheld: n - len(page)}, start)
-		}
+	if err != nil {
+		return nil, err
 	}
 	res := &mcp.ListResourcesResult{Resources: page, NextCursor: next}
 	r.opts.Cache.apply(&res.Cacheable)
@@ -206,26 +204,48 @@ func (r *Registry) ListResourceTemplates(ctx context.Context, req *mcp.ListResou
 			c = req.Params.Cursor
 		}
 	}
-	start, auditing := r.auditing(ctx)
-	identity := r.identity(ctx, q)
 	sources := []cursor.Source[*mcp.ResourceTemplate]{{Provider: index[*templateEntry, *mcp.ResourceTemplate]{&r.templates, (*templateEntry).describe}}}
-	page, next, err := cursor.Paginate(ctx, r.cursors, r.pageRequest(ctx, q, identity, methodListTemplates, c), sources)
-	if err != nil {
-		return nil, r.listError(ctx, session, methodListTemplates, err)
-	}
-	if r.opts.Authorize != nil {
-		n := len(page)
-		page = slices.DeleteFunc(page, func(t *mcp.ResourceTemplate) bool {
-			return r.authorize(ctx, Access{Op: OpList, Template: t.URITemplate, Identity: identity, Request: q}) != nil
+	page, next, err := listPage(r, ctx, q, session, methodListTemplates, c, sources, nil,
+		func(t *mcp.ResourceTemplate, a Access) Access {
+			a.Template = t.URITemplate
+			return a
 		})
-		if auditing && len(page) < n {
-			r.audit(ctx, OpList, methodListTemplates, session, identity, decision{what: decisionFiltered, withheld: n - len(page)}, start)
-		}
+	if err != nil {
+		return nil, err
 	}
 	res := &mcp.ListResourceTemplatesResult{ResourceTemplates: page, NextCursor: next}
 	r.opts.Cache.apply(&res.Cacheable)
 	r.privateIfAuthorized(&res.Cacheable)
 	return res, nil
+}
+
+// listPage returns one page of sources for the list method, from cursor c,
+// and the next page's cursor: the cursor is bound to the caller of req
+// (which may be nil), check (if not nil) vets the page, and, with an
+// Authorizer, the entries it denies are left out (each decided as the
+// Access access makes of it and a list Access of the caller) and audited.
+// Its errors are ready to send.
+func listPage[T any](r *Registry, ctx context.Context, req mcp.Request, session *mcp.ServerSession, method, c string,
+	sources []cursor.Source[T], check func([]T) error, access func(T, Access) Access) ([]T, string, error) {
+	start, auditing := r.auditing(ctx)
+	identity := r.identity(ctx, req)
+	page, next, err := cursor.Paginate(ctx, r.cursors, r.pageRequest(ctx, req, identity, method, c), sources)
+	if err == nil && check != nil {
+		err = check(page)
+	}
+	if err != nil {
+		return nil, "", r.listError(ctx, session, method, err)
+	}
+	if r.opts.Authorize == nil {
+		return page, next, nil
+	}
+	n := len(page)
+	caller := Access{Op: OpList, Identity: identity, Request: req}
+	page = slices.DeleteFunc(page, func(v T) bool { return r.authorize(ctx, access(v, caller)) != nil })
+	if auditing && len(page) < n {
+		r.audit(ctx, OpList, method, session, identity, decision{what: decisionFiltered, withheld: n - len(page)}, start)
+	}
+	return page, next, nil
 }
 
 // pageRequest is the cursor.Request for one page of method asked by
