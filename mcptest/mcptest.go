@@ -22,6 +22,7 @@ package mcptest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -43,17 +44,52 @@ import (
 // fails.
 func Build(t testing.TB, dir string) string {
 	t.Helper()
+	bin, out, err := build(dir, t.TempDir())
+	require.NoError(t, err, "go build:\n%s", out)
+	return bin
+}
+
+// RunWithBinary builds the package in dir once for all of a package's
+// tests, as Build does, sets *bin to the binary's path, runs the tests and
+// removes the binary, returning m.Run's exit code. Call it from TestMain:
+//
+//	var bin string
+//
+//	func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &bin)) }
+//
+// If the build fails it prints the build's output to stderr and returns 1
+// without running the tests.
+func RunWithBinary(m *testing.M, dir string, bin *string) int {
+	tmp, err := os.MkdirTemp("", "mcptest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	path, out, err := build(dir, tmp)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		return 1
+	}
+	*bin = path
+	return m.Run()
+}
+
+// build builds the package in dir into outDir, naming the binary after
+// dir, and returns its path and the build's output.
+func build(dir, outDir string) (bin string, out []byte, err error) {
 	abs, err := filepath.Abs(dir)
-	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), filepath.Base(abs))
+	if err != nil {
+		return "", nil, err
+	}
+	bin = filepath.Join(outDir, filepath.Base(abs))
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = abs
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build:\n%s", out)
-	return bin
+	out, err = cmd.CombinedOutput()
+	return bin, out, err
 }
 
 // A Buffer collects a subprocess's output. It is safe for concurrent use:

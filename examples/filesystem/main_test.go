@@ -11,9 +11,7 @@ import (
 	"image/png"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -36,25 +34,7 @@ var protocolVersions = []string{"2025-11-25", "2026-07-28"}
 // binPath is the server binary TestMain builds.
 var binPath string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "filesystem-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binPath = filepath.Join(dir, "filesystem")
-	if runtime.GOOS == "windows" {
-		binPath += ".exe"
-	}
-	code := 1
-	if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-	} else {
-		code = m.Run()
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &binPath)) }
 
 // secretText is held by a file next to the served directory: no URI may
 // read it.

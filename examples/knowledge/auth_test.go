@@ -80,7 +80,7 @@ func requireSameError(t *testing.T, want *jsonrpc.Error, wantURI string, got *js
 // TestAuthHTTP runs the binary behind bearer tokens and checks, over HTTP
 // with both tokens, that each user sees only their collections.
 func TestAuthHTTP(t *testing.T) {
-	bin := mcptest.Build(t, ".")
+	bin := binPath
 	url := "http://" + mcptest.StartHTTP(t, bin, "-tokens", tokensFile(t), "-page-size", fmt.Sprint(pageSize))
 
 	for _, version := range protocolVersions {
@@ -427,7 +427,7 @@ func checkUnauthenticated(t *testing.T, url, version string) {
 // TestReadRate checks that -read-rate refuses reads beyond the rate, per
 // user.
 func TestReadRate(t *testing.T) {
-	bin := mcptest.Build(t, ".")
+	bin := binPath
 	tokens := tokensFile(t)
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
@@ -537,7 +537,7 @@ func TestTokensFile(t *testing.T) {
 		require.ErrorContains(t, err, tc.want, tc.file)
 	}
 
-	bin := mcptest.Build(t, ".")
+	bin := binPath
 	out, err := exec.Command(bin, "-tokens", tokensFile(t)).CombinedOutput()
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "-tokens without -http: %v", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
+
+// binPath is the server binary TestMain builds, once for all tests.
+var binPath string
+
+func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &binPath)) }
 
 // protocolVersions are the protocol versions the client negotiates in turn.
 var protocolVersions = []string{"2025-11-25", "2026-07-28"}
@@ -99,7 +105,7 @@ func connect(t *testing.T, bin, version string) (*mcp.ClientSession, *notes) {
 }
 
 func TestStdio(t *testing.T) {
-	bin := mcptest.Build(t, ".")
+	bin := binPath
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
 			cs, _ := connect(t, bin, version)
@@ -257,7 +263,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 }
 
 func TestSubscriptions(t *testing.T) {
-	bin := mcptest.Build(t, ".")
+	bin := binPath
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
 			cs, n := connect(t, bin, version)
@@ -308,7 +314,7 @@ func TestSubscriptions(t *testing.T) {
 }
 
 func TestCreateAndDelete(t *testing.T) {
-	bin := mcptest.Build(t, ".")
+	bin := binPath
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
 			cs, n := connect(t, bin, version)
@@ -362,7 +368,7 @@ func TestCreateAndDelete(t *testing.T) {
 // TestHTTP reads the knowledge base over stateless streamable HTTP, which
 // sends no notifications: subscriptions are tested over stdio.
 func TestHTTP(t *testing.T) {
-	bin := mcptest.Build(t, ".")
+	bin := binPath
 	addr := mcptest.StartHTTP(t, bin, "-page-size", fmt.Sprint(pageSize))
 
 	for _, version := range protocolVersions {

@@ -16,6 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// binPath is the server binary TestMain builds, once for all tests.
+var binPath string
+
+func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &binPath)) }
+
 // protocolVersions are the protocol versions the client negotiates in turn.
 var protocolVersions = []string{"2025-11-25", "2026-07-28"}
 
@@ -91,7 +96,7 @@ func writeTestLog(t *testing.T) string {
 }
 
 func TestStdio(t *testing.T) {
-	bin := mcptest.Build(t, ".")
+	bin := binPath
 	path := writeTestLog(t)
 	want := expectedSlices(t, testLog)
 	for _, version := range protocolVersions {
@@ -180,7 +185,7 @@ func TestStdio(t *testing.T) {
 }
 
 func TestStdioSliceCap(t *testing.T) {
-	bin := mcptest.Build(t, ".")
+	bin := binPath
 	path := writeTestLog(t)
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
@@ -199,7 +204,7 @@ func TestStdioSliceCap(t *testing.T) {
 // TestStdioSample serves the generated sample: every listed slice reads
 // as its listed size, and holds only its service's lines in its window.
 func TestStdioSample(t *testing.T) {
-	bin := mcptest.Build(t, ".")
+	bin := binPath
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
 			cs := connect(t, bin, version, "-page-size", "10")

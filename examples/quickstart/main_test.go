@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image/png"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -14,6 +15,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
+
+// binPath is the server binary TestMain builds, once for all tests.
+var binPath string
+
+func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &binPath)) }
 
 // protocolVersions are the protocol versions the client negotiates in turn.
 var protocolVersions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}
@@ -29,7 +35,7 @@ var wantMIME = map[string]string{
 }
 
 func TestStdio(t *testing.T) {
-	bin := mcptest.Build(t, ".")
+	bin := binPath
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
 			cs := mcptest.Stdio(t, bin, nil, version, nil)
@@ -126,7 +132,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 }
 
 func TestHTTP(t *testing.T) {
-	bin := mcptest.Build(t, ".")
+	bin := binPath
 	addr := mcptest.StartHTTP(t, bin)
 
 	// A client of our own, whose idle connections are closed before the
