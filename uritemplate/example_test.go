@@ -1,0 +1,147 @@
+package uritemplate_test
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"slices"
+
+	"github.com/mcpres/mcpres/uritemplate"
+)
+
+func ExampleParse() {
+	for _, s := range []string{
+		"file:///{+path}{?v}",
+		"db://{table",    // unclosed
+		"db://{=table}",  // a reserved operator
+		"db://{table:0}", // a bad prefix modifier
+	} {
+		t, err := uritemplate.Parse(s)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Printf("%s: variables %v, literal prefix %q\n", t, t.Varnames(), t.Prefix())
+	}
+	// Output:
+	// file:///{+path}{?v}: variables [path v], literal prefix "file:///"
+	// uritemplate: "db://{table": incomplete expression: db://{table_
+	// uritemplate: "db://{=table}": unimplemented operator (op-reserved): db://{=|
+	// uritemplate: "db://{table:0}": max-length must be (0, 9999]: db://{table:0|
+}
+
+func ExampleTemplate_Match() {
+	t, err := uritemplate.Parse("db://{table}/rows{/id*}{?sort,limit}")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(t.Varnames())
+
+	// Values come back percent-decoded; an exploded {/id*} gives a list;
+	// query parameters match in any order, each optional.
+	for _, uri := range []string{
+		"db://sales%20q3/rows/7/12?limit=10&sort=-date",
+		"db://users/rows/42",
+		"db://users/rows?sort=name",
+		"other://users/rows/42",
+	} {
+		vars, ok := t.Match(uri)
+		if !ok {
+			fmt.Printf("%s: no match\n", uri)
+			continue
+		}
+		fmt.Printf("%s: table=%q id=%q", uri, vars.Get("table"), vars.List("id"))
+		for _, name := range []string{"sort", "limit"} {
+			if vars.Has(name) { // an absent parameter is unbound
+				fmt.Printf(" %s=%q", name, vars.Get(name))
+			}
+		}
+		fmt.Println()
+	}
+	// Output:
+	// [table id sort limit]
+	// db://sales%20q3/rows/7/12?limit=10&sort=-date: table="sales q3" id=["7" "12"] sort="-date" limit="10"
+	// db://users/rows/42: table="users" id=["42"]
+	// db://users/rows?sort=name: table="users" id=[] sort="name"
+	// other://users/rows/42: no match
+}
+
+func ExampleTemplate_Expand() {
+	t := uritemplate.MustParse("file:///{+dir}/{name}{?v}")
+	uri, err := t.Expand(map[string]uritemplate.Value{
+		"dir":  uritemplate.StringValue("notes/2026"), // {+dir} keeps its '/'
+		"name": uritemplate.StringValue("meeting notes.md"),
+		// v is undefined: no query.
+	})
+	fmt.Println(uri, err)
+
+	// Match gives the values back.
+	vars, _ := t.Match(uri)
+	fmt.Println(vars.Get("dir"), "|", vars.Get("name"))
+	// Output:
+	// file:///notes/2026/meeting%20notes.md <nil>
+	// notes/2026 | meeting notes.md
+}
+
+func ExampleRouter() {
+	templates := []string{
+		"file:///{+path}",        // anything under file:///
+		"file:///~/{name}",       // a longer literal prefix
+		"file:///~/{name}.json",  // goes on with a literal
+		"file:///~/{name}{?rev}", // goes on with a query
+	}
+	newRouter := func(templates []string) *uritemplate.Router[string] {
+		var r uritemplate.Router[string]
+		for _, s := range templates {
+			if err := r.Add(uritemplate.MustParse(s), s); err != nil {
+				log.Fatal(err)
+			}
+		}
+		return &r
+	}
+	// The same templates, added in the opposite order.
+	r := newRouter(templates)
+	backward := slices.Clone(templates)
+	slices.Reverse(backward)
+	reversed := newRouter(backward)
+
+	for _, uri := range []string{
+		"file:///etc/hosts",
+		"file:///~/notes",
+		"file:///~/notes.json",
+		"file:///~/notes?rev=3",
+		"file:///~/a/b", // {name} stops at '/'
+		"http://example.com/",
+	} {
+		tmpl, vars, ok := r.Lookup(uri)
+		if !ok {
+			fmt.Printf("%-22s no match\n", uri)
+			continue
+		}
+		// The most specific template wins, whatever the order they were
+		// added in.
+		other, _, _ := reversed.Lookup(uri)
+		fmt.Printf("%-22s %-23s same in reverse: %-5v", uri, tmpl, other == tmpl)
+		for _, name := range vars.Template().Varnames() {
+			if vars.Has(name) {
+				fmt.Printf(" %s=%q", name, vars.Get(name))
+			}
+		}
+		fmt.Println()
+	}
+
+	// A template that matches the same URIs as one already added, equally
+	// specifically, could never be chosen: Add refuses it.
+	err := r.Add(uritemplate.MustParse("file:///~/{file}"), "file")
+	fmt.Println(errors.Is(err, uritemplate.ErrConflict))
+	fmt.Println(err)
+	// Output:
+	// file:///etc/hosts      file:///{+path}         same in reverse: true  path="etc/hosts"
+	// file:///~/notes        file:///~/{name}        same in reverse: true  name="notes"
+	// file:///~/notes.json   file:///~/{name}.json   same in reverse: true  name="notes"
+	// file:///~/notes?rev=3  file:///~/{name}{?rev}  same in reverse: true  name="notes" rev="3"
+	// file:///~/a/b          file:///{+path}         same in reverse: true  path="~/a/b"
+	// http://example.com/    no match
+	// true
+	// uritemplate: templates match the same URIs equally specifically: "file:///~/{name}" and "file:///~/{file}"
+}
