@@ -1,11 +1,8 @@
 package resource
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -121,7 +118,7 @@ func (a Access) Session() *mcp.ServerSession {
 //
 // An Authorizer must be safe for concurrent use, and fast: it runs for
 // every entry of every list page.
-type Authorizer func(ctx context.Context, a Access) error
+type Authorizer = func(ctx context.Context, a Access) error
 
 // ErrDenied is what an Authorizer returns, or wraps, to deny an access.
 var ErrDenied = errors.New("access denied")
@@ -146,62 +143,4 @@ func tokenInfo(req mcp.Request) *auth.TokenInfo {
 		return extra.TokenInfo
 	}
 	return nil
-}
-
-// identity names the caller of req (nil for a direct call: anonymous).
-func (r *Registry) identity(ctx context.Context, req mcp.Request) string {
-	if req == nil {
-		return ""
-	}
-	return r.opts.Identity(ctx, req)
-}
-
-// authorize asks Options.Authorize about a, if it is set: nil allows. A
-// failing or panicking Authorizer denies, and is logged.
-func (r *Registry) authorize(ctx context.Context, a Access) (err error) {
-	if r.opts.Authorize == nil {
-		return nil
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("authorizer panicked: %v", p)
-		}
-		if err != nil && !errors.Is(err, ErrDenied) {
-			r.opts.Logger.LogAttrs(ctx, slog.LevelError, "resource authorizer failed; access denied",
-				slog.String("op", string(a.Op)), slog.String("uri", cmp.Or(a.URI, a.Template)),
-				slog.String("identity", a.Identity), slog.String("session_id", sessionID(a.Session())),
-				slog.Any("error", err))
-		}
-	}()
-	return r.opts.Authorize(ctx, a)
-}
-
-// access is the Access to t, the target of uri, for op.
-func (t target) access(op Operation, uri, identity string, req mcp.Request) Access {
-	a := Access{Op: op, URI: uri, Identity: identity, Request: req}
-	if t.tmpl != nil {
-		a.Template, a.Vars = t.tmpl.tmpl.URITemplate, t.vars
-	}
-	return a
-}
-
-// listenKey is the context key under which the middleware passes a
-// subscriptions/listen request on to the subscriptions go-sdk makes of it,
-// whose requests carry no token.
-type listenKey struct{}
-
-// withListenExtra returns req, or, if it lacks the transport's extra
-// information (a subscription go-sdk made from a 2026-07-28 listen), a
-// copy with that of the listen request.
-func withListenExtra(ctx context.Context, req *mcp.SubscribeRequest) *mcp.SubscribeRequest {
-	if req.Extra != nil {
-		return req
-	}
-	listen, ok := ctx.Value(listenKey{}).(*mcp.SubscriptionsListenRequest)
-	if !ok || listen.Extra == nil {
-		return req
-	}
-	copied := *req
-	copied.Extra = listen.Extra
-	return &copied
 }

@@ -54,7 +54,7 @@ func BenchmarkAccess(b *testing.B) {
 		auth   resource.Authorizer
 		scopes []string
 	}{{"none", nil, nil}, {"allow", byScope, all}, {"half", byScope, half}} {
-		reg := resource.NewRegistry(&resource.Options{Authorize: c.auth, PageSize: benchPageSize})
+		reg := newRegistry(b, &resource.Options{Authorize: c.auth, PageSize: benchPageSize})
 		err := reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "notes://{team}/{id}", Name: "note", MIMEType: "text/plain"},
 			func(context.Context, *mcp.ReadResourceRequest, resource.Vars) (*mcp.ReadResourceResult, error) {
 				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: "x"}}}, nil

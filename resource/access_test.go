@@ -90,7 +90,7 @@ func newAccessServer(t *testing.T, opts *resource.Options, stateful bool) *acces
 	}
 	opts.Logger = slog.New(slog.NewJSONHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts.Subscriptions.Window = 10 * time.Millisecond
-	s.reg = resource.NewRegistry(opts)
+	s.reg = newRegistry(t, opts)
 	count := func(read resource.ReadFunc) resource.ReadFunc {
 		return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			s.reads.Add(1)
@@ -202,6 +202,7 @@ func visible(scopes ...string) []string {
 }
 
 func TestAuthorizeList(t *testing.T) {
+	t.Parallel()
 	s := newAccessServer(t, nil, false)
 	forEachVersion(t, func(t *testing.T, version string) {
 		for token, ti := range tokens {
@@ -253,6 +254,7 @@ func listPages(t *testing.T, cs *mcp.ClientSession) []*mcp.ListResourcesResult {
 }
 
 func TestAuthorizeCursorsDoNotCrossUsers(t *testing.T) {
+	t.Parallel()
 	s := newAccessServer(t, nil, false)
 	forEachVersion(t, func(t *testing.T, version string) {
 		alice := s.connect(t, "alice-token", version, nil)
@@ -284,6 +286,7 @@ func sameError(t *testing.T, want error, wantURI string, got error, gotURI strin
 }
 
 func TestAuthorizeReadLooksMissing(t *testing.T) {
+	t.Parallel()
 	s := newAccessServer(t, nil, false)
 	forEachVersion(t, func(t *testing.T, version string) {
 		bob := s.connect(t, "bob-token", version, nil)
@@ -332,6 +335,7 @@ func TestAuthorizeReadLooksMissing(t *testing.T) {
 }
 
 func TestAuthorizeSubscribe(t *testing.T) {
+	t.Parallel()
 	// go-sdk notifies legacy sessions over stateful HTTP, and serves
 	// 2026-07-28 over stateless HTTP only.
 	stateful, stateless := newAccessServer(t, nil, true), newAccessServer(t, nil, false)
@@ -404,6 +408,7 @@ func TestAuthorizeSubscribe(t *testing.T) {
 }
 
 func TestAuthorizeComplete(t *testing.T) {
+	t.Parallel()
 	s := newAccessServer(t, nil, false)
 	forEachVersion(t, func(t *testing.T, version string) {
 		alice := s.connect(t, "alice-token", version, nil)
@@ -440,12 +445,14 @@ func TestAuthorizeComplete(t *testing.T) {
 }
 
 func TestAuthorizeNoToken(t *testing.T) {
+	t.Parallel()
 	s := newAccessServer(t, nil, false)
 	require.Error(t, s.dial(t, "", "2025-11-25"), "the bearer-token middleware refuses a request without a token")
 	require.Error(t, s.dial(t, "forged", "2026-07-28"), "and an unknown token")
 }
 
 func TestAuthorizerFailsClosed(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	failing := func(_ context.Context, a resource.Access) error {
 		calls.Add(1)
@@ -473,8 +480,9 @@ func TestAuthorizerFailsClosed(t *testing.T) {
 }
 
 func TestAuthorizeDirectCall(t *testing.T) {
+	t.Parallel()
 	var seen []resource.Access
-	reg := resource.NewRegistry(&resource.Options{Logger: quietLogger(), Authorize: func(_ context.Context, a resource.Access) error {
+	reg := newRegistry(t, &resource.Options{Logger: quietLogger(), Authorize: func(_ context.Context, a resource.Access) error {
 		seen = append(seen, a)
 		if a.Var("team") == "b" {
 			return resource.ErrDenied
@@ -502,9 +510,10 @@ func TestAuthorizeDirectCall(t *testing.T) {
 }
 
 func TestRateLimits(t *testing.T) {
+	t.Parallel()
 	limits := resource.RateLimits{
-		Read:      resource.RateLimit{Rate: 0.01, Burst: 3},
-		Subscribe: resource.RateLimit{Rate: 0.01, Burst: 2},
+		Read:      &resource.RateLimit{Rate: 0.01, Burst: 3},
+		Subscribe: &resource.RateLimit{Rate: 0.01, Burst: 2},
 	}
 	// Stateful HTTP: each session has an ID and a budget of its own.
 	s := newAccessServer(t, &resource.Options{RateLimits: limits}, true)
@@ -549,9 +558,10 @@ func TestRateLimits(t *testing.T) {
 }
 
 func TestRateLimitsSessionless(t *testing.T) {
+	t.Parallel()
 	// Stateless HTTP makes a session per request: the budget is the
 	// caller's identity.
-	s := newAccessServer(t, &resource.Options{RateLimits: resource.RateLimits{Read: resource.RateLimit{Rate: 0.01, Burst: 2}}}, false)
+	s := newAccessServer(t, &resource.Options{RateLimits: resource.RateLimits{Read: &resource.RateLimit{Rate: 0.01, Burst: 2}}}, false)
 	read := func(cs *mcp.ClientSession) error {
 		// Not the readme, which a 2026-07-28 client caches for its TTL.
 		_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "docs://secret/plan"})
@@ -567,9 +577,10 @@ func TestRateLimitsSessionless(t *testing.T) {
 }
 
 func TestAuditDefaults(t *testing.T) {
+	t.Parallel()
 	reg := func(level slog.Level, audit resource.AuditOptions) (*resource.Registry, *syncBuffer) {
 		buf := new(syncBuffer)
-		r := resource.NewRegistry(&resource.Options{
+		r := newRegistry(t, &resource.Options{
 			Logger: slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: level})),
 			Audit:  audit,
 		})
@@ -602,8 +613,9 @@ func TestAuditDefaults(t *testing.T) {
 }
 
 func TestAuditDeniedLevel(t *testing.T) {
+	t.Parallel()
 	buf := new(syncBuffer)
-	reg := resource.NewRegistry(&resource.Options{
+	reg := newRegistry(t, &resource.Options{
 		Logger: slog.New(slog.NewTextHandler(buf, nil)), // Info and up
 		Audit:  resource.AuditOptions{DeniedLevel: slog.LevelWarn},
 		Authorize: func(_ context.Context, a resource.Access) error {
@@ -624,8 +636,9 @@ func TestAuditDeniedLevel(t *testing.T) {
 }
 
 func TestAuthorizeCompleteAccess(t *testing.T) {
+	t.Parallel()
 	var seen []resource.Access
-	reg := resource.NewRegistry(&resource.Options{Logger: quietLogger(), Authorize: func(_ context.Context, a resource.Access) error {
+	reg := newRegistry(t, &resource.Options{Logger: quietLogger(), Authorize: func(_ context.Context, a resource.Access) error {
 		seen = append(seen, a)
 		if a.Var("id") == "2" {
 			return resource.ErrDenied

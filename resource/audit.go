@@ -27,7 +27,8 @@ import (
 //     reason; "filtered", a list or completion with withheld entries,
 //     counted as withheld; "not_found"; "invalid" (a malformed URI, or a
 //     subscription over the session's limit); "limited" by RateLimits;
-//     or "failed", a read function's failure;
+//     "failed", a read function's failure; or "closed", a request to a
+//     closed registry;
 //   - duration: how long the registry took to answer.
 type AuditOptions struct {
 	// Logger receives the records; nil means Options.Logger.
@@ -40,60 +41,61 @@ type AuditOptions struct {
 	DeniedLevel slog.Leveler
 }
 
-// The decisions an audit record reports.
-const (
-	decisionAllowed  = "allowed"
-	decisionDenied   = "denied"
-	decisionFiltered = "filtered"
-	decisionNotFound = "not_found"
-	decisionInvalid  = "invalid"
-	decisionLimited  = "limited"
-	decisionFailed   = "failed"
-)
-
-// A decision is what came of a request, for the audit log.
-type decision struct {
-	what     string
-	reason   error // the Authorizer's, for a denial
-	withheld int   // entries left out, for a filtered list
+// audited reports whether a call of op that came to o gets an audit
+// record: every read and subscription does; a list or completion only
+// when the Authorizer denied or withheld something.
+func audited(op Operation, o outcome) bool {
+	switch op {
+	case OpRead, OpSubscribe:
+		return true
+	}
+	return o == outcomeDenied || o == outcomeFiltered
 }
 
-// auditing reports whether audit records may be written, and if so
-// returns the time to measure their duration from.
-func (r *Registry) auditing(ctx context.Context) (time.Time, bool) {
+// auditStart returns the time to measure an audit record's duration from,
+// or the zero time if no record could be written at the configured
+// levels.
+func (r *Registry) auditStart(ctx context.Context) time.Time {
 	a := &r.opts.Audit
 	level, denied := a.Level.Level(), a.DeniedLevel.Level()
 	if !a.Logger.Enabled(ctx, level) && (denied == level || !a.Logger.Enabled(ctx, denied)) {
-		return time.Time{}, false
+		return time.Time{}
 	}
-	return time.Now(), true
+	return time.Now()
 }
 
-// audit writes the record of one access to uri (or list method, or
-// template) by op, decided d, which started at start.
-func (r *Registry) audit(ctx context.Context, op Operation, uri string, session *mcp.ServerSession, identity string, d decision, start time.Time) {
+// audit writes the record of call c, which came to o (f says why, if it
+// failed).
+func (r *Registry) audit(c *call, o outcome, f *failure) {
 	a := &r.opts.Audit
 	level := a.Level.Level()
-	switch d.what {
-	case decisionDenied, decisionFiltered, decisionLimited:
+	switch o {
+	case outcomeDenied, outcomeFiltered, outcomeLimited:
 		level = a.DeniedLevel.Level()
 	}
-	if !a.Logger.Enabled(ctx, level) {
+	if !a.Logger.Enabled(c.ctx, level) {
 		return
 	}
 	attrs := make([]slog.Attr, 0, 8)
 	attrs = append(attrs,
-		slog.String("op", string(op)),
-		slog.String("uri", uri),
-		slog.String("session_id", sessionID(session)),
-		slog.String("identity", identity),
-		slog.String("decision", d.what),
-		slog.Duration("duration", time.Since(start)))
-	if d.reason != nil {
-		attrs = append(attrs, slog.String("reason", d.reason.Error()))
+		slog.String("op", string(c.op)),
+		slog.String("uri", c.target),
+		slog.String("session_id", sessionID(c.session)),
+		slog.String("identity", c.identity),
+		slog.String("decision", o.String()),
+		slog.Duration("duration", time.Since(c.start)))
+	if o == outcomeDenied && f.cause != nil {
+		attrs = append(attrs, slog.String("reason", f.cause.Error()))
 	}
-	if d.withheld > 0 {
-		attrs = append(attrs, slog.Int("withheld", d.withheld))
+	if c.withheld > 0 {
+		attrs = append(attrs, slog.Int("withheld", c.withheld))
 	}
-	a.Logger.LogAttrs(ctx, level, "resource access", attrs...)
+	a.Logger.LogAttrs(c.ctx, level, "resource access", attrs...)
+}
+
+func sessionID(s *mcp.ServerSession) string {
+	if s == nil {
+		return ""
+	}
+	return s.ID()
 }

@@ -27,7 +27,7 @@ func benchRead(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResu
 }
 
 func newBenchRegistry(b *testing.B, n int) *resource.Registry {
-	reg := resource.NewRegistry(&resource.Options{PageSize: benchPageSize})
+	reg := newRegistry(b, &resource.Options{PageSize: benchPageSize})
 	for i := range n {
 		if err := reg.Add(&mcp.Resource{URI: benchURI(i), Name: "item"}, benchRead); err != nil {
 			b.Fatal(err)
@@ -228,7 +228,7 @@ func BenchmarkReadMIME(b *testing.B) {
 		name string
 		p    resource.MIMEPolicy
 	}{{"strict", resource.MIMEStrict}, {"off", resource.MIMEOff}} {
-		reg := resource.NewRegistry(&resource.Options{MIME: policy.p})
+		reg := newRegistry(b, &resource.Options{MIME: policy.p})
 		if err := reg.Add(&mcp.Resource{URI: "bench://doc.json", Name: "doc", MIMEType: "application/json"}, resource.Text(string(doc))); err != nil {
 			b.Fatal(err)
 		}

@@ -19,13 +19,13 @@ const MaxCompletionValues = 100
 // already chosen (the request's context.arguments), possibly nil. It
 // returns every candidate, best first: the registry sends the first
 // MaxCompletionValues and reports the full count as total.
-type CompleteFunc func(ctx context.Context, partial string, bound map[string]string) ([]string, error)
+type CompleteFunc = func(ctx context.Context, partial string, bound map[string]string) ([]string, error)
 
 // WithCompleter registers fn to complete the template variable named
-// variable. AddTemplate refuses it for a variable the template lacks, and
-// Add refuses it outright.
-func WithCompleter(variable string, fn CompleteFunc) EntryOption {
-	return func(e *entryConfig) error {
+// variable. AddTemplate refuses a nil fn, and a variable the template
+// lacks.
+func WithCompleter(variable string, fn CompleteFunc) TemplateOption {
+	return templateOption(func(e *entryConfig) error {
 		if fn == nil {
 			return fmt.Errorf("nil completer for %q", variable)
 		}
@@ -34,7 +34,7 @@ func WithCompleter(variable string, fn CompleteFunc) EntryOption {
 		}
 		e.completers[variable] = fn
 		return nil
-	}
+	})
 }
 
 // Complete answers completion/complete for a "ref/resource" reference: the
@@ -55,55 +55,53 @@ func WithCompleter(variable string, fn CompleteFunc) EntryOption {
 // mcp.ServerOptions.CompletionHandler.
 func (r *Registry) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	if req == nil || req.Params == nil || req.Params.Ref == nil {
-		return nil, invalidParams("completion/complete needs a ref")
+		c := r.begin(ctx, OpComplete, methodComplete, "", nil, nil)
+		return nil, r.end(&c, invalid("completion/complete needs a ref"))
 	}
-	p := req.Params
+	c := r.begin(ctx, OpComplete, methodComplete, req.Params.Ref.URI, req, req.Session)
+	res, err := r.complete(&c, req.Params)
+	return res, r.end(&c, err)
+}
+
+// complete runs the steps of completion/complete.
+func (r *Registry) complete(c *call, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	if err := r.open(); err != nil {
+		return nil, err
+	}
 	if p.Ref.Type != "ref/resource" {
-		return nil, invalidParams("completion for %q references is not served here", p.Ref.Type)
+		return nil, invalid("completion for %q references is not served here", p.Ref.Type)
 	}
 	if p.Argument.Name == "" {
-		return nil, invalidParams("completion/complete needs argument.name")
+		return nil, invalid("completion/complete needs argument.name")
 	}
 	var bound map[string]string
 	if p.Context != nil {
 		bound = p.Context.Arguments
 	}
-	start, auditing := r.auditing(ctx)
-	identity := r.identity(ctx, req)
-	access := Access{Op: OpComplete, Template: p.Ref.URI, Argument: p.Argument.Name, Arguments: bound, Identity: identity, Request: req}
 	e, ok := r.templates.Get(p.Ref.URI)
-	if ok {
-		if err := r.authorize(ctx, access); err != nil {
-			if auditing {
-				r.audit(ctx, OpComplete, p.Ref.URI, req.Session, identity, decision{what: decisionDenied, reason: err}, start)
-			}
-			ok = false
-		}
-	}
 	if !ok {
-		return nil, invalidParams("unknown resource template %q", p.Ref.URI)
+		return nil, errNotFound
+	}
+	access := Access{Op: OpComplete, Template: p.Ref.URI, Argument: p.Argument.Name, Arguments: bound, Identity: c.identity, Request: c.req}
+	if err := r.authorize(c, access); err != nil {
+		return nil, err
 	}
 	if !slices.Contains(e.compiled.Varnames(), p.Argument.Name) {
-		return nil, invalidParams("resource template %q has no variable %q", p.Ref.URI, p.Argument.Name)
+		return nil, invalid("resource template %q has no variable %q", p.Ref.URI, p.Argument.Name)
 	}
 	res := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
 	fn := e.completers[p.Argument.Name]
 	if fn == nil {
 		return res, nil
 	}
-	values, err := callCompleter(ctx, fn, p.Argument.Value, bound)
+	values, err := callUser("completer", func() ([]string, error) { return fn(c.ctx, p.Argument.Value, bound) })
 	if err != nil {
-		r.opts.Logger.LogAttrs(ctx, slog.LevelError, "resource completion failed",
-			slog.String("template", p.Ref.URI), slog.String("variable", p.Argument.Name),
-			slog.String("session_id", sessionID(req.Session)), slog.Any("error", err))
-		return nil, errInternal
+		return nil, failed("resource completion failed", err, slog.String("variable", p.Argument.Name))
 	}
 	if r.opts.Authorize != nil {
 		n := len(values)
-		values = r.allowedValues(ctx, access, values)
-		if auditing && len(values) < n {
-			r.audit(ctx, OpComplete, p.Ref.URI, req.Session, identity, decision{what: decisionFiltered, withheld: n - len(values)}, start)
-		}
+		values = r.allowedValues(c, access, values)
+		c.withheld = n - len(values)
 	}
 	res.Completion.Total = len(values)
 	res.Completion.HasMore = len(values) > MaxCompletionValues
@@ -116,21 +114,11 @@ func (r *Registry) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp
 	return res, nil
 }
 
-func callCompleter(ctx context.Context, fn CompleteFunc, partial string, bound map[string]string) (values []string, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			values, err = nil, fmt.Errorf("completer panicked: %v", p)
-		}
-	}()
-	return fn(ctx, partial, bound)
-}
-
 // allowedValues returns the values of the variable access.Argument that
 // the Authorizer allows, each asked about as access with the variable
-// bound to it. It
-// does not modify values, which the completer may share, nor the
-// request's arguments.
-func (r *Registry) allowedValues(ctx context.Context, access Access, values []string) []string {
+// bound to it. It does not modify values, which the completer may share,
+// nor the request's arguments.
+func (r *Registry) allowedValues(c *call, access Access, values []string) []string {
 	bound, name := access.Arguments, access.Argument
 	var out []string
 	for _, v := range values {
@@ -139,7 +127,7 @@ func (r *Registry) allowedValues(ctx context.Context, access Access, values []st
 		maps.Copy(args, bound)
 		args[name] = v
 		access.Arguments, access.Proposed = args, true
-		if r.authorize(ctx, access) == nil {
+		if r.decide(c, access) == nil {
 			out = append(out, v)
 		}
 	}

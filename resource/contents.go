@@ -1,7 +1,6 @@
 package resource
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"unicode/utf8"
@@ -79,25 +78,24 @@ func detectContent(uri string, c *mcp.ResourceContents) string {
 	return t
 }
 
-// checkContent applies Options.MIME to one filled-in content.
-func (r *Registry) checkContent(ctx context.Context, req *mcp.ReadResourceRequest, c *mcp.ResourceContents) error {
+// checkContent applies Options.MIME to one filled-in content of call c.
+func (r *Registry) checkContent(c *call, content *mcp.ResourceContents) error {
 	if r.opts.MIME == MIMEOff {
 		return nil
 	}
-	err := mimetype.Validate(c.MIMEType, c)
+	err := mimetype.Validate(content.MIMEType, content)
 	if err == nil {
 		return nil
 	}
-	attrs := []slog.Attr{slog.String("mime_type", c.MIMEType), slog.Any("error", err)}
+	attrs := []slog.Attr{slog.String("mime_type", content.MIMEType)}
 	var mm *mimetype.MismatchError
 	if errors.As(err, &mm) {
 		attrs = append(attrs, slog.String("rule", string(mm.Rule)))
 	}
 	if r.opts.MIME == MIMEWarn {
-		attrs = append(attrs, slog.String("uri", req.Params.URI), slog.String("session_id", sessionID(req.Session)))
-		r.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "resource content does not match its MIME type; sent anyway", attrs...)
+		attrs = append(attrs, slog.Any("error", err), slog.String("uri", c.target), slog.String("session_id", sessionID(c.session)))
+		r.opts.Logger.LogAttrs(c.ctx, slog.LevelWarn, "resource content does not match its MIME type; sent anyway", attrs...)
 		return nil
 	}
-	r.logFailure(ctx, req, "resource content does not match its MIME type", attrs...)
-	return errInternal
+	return failed("resource content does not match its MIME type", err, attrs...)
 }

@@ -1,16 +1,19 @@
 package resource
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// This file is the one place where failures become JSON-RPC errors.
+// This file is the one place that knows JSON-RPC codes and messages: the
+// steps of the pipeline return a *failure, and end turns it into the
+// answer, the log record and the audit record.
 
 // CodeLegacyResourceNotFound is the "resource not found" code that MCP
 // versions before 2026-07-28 recommend.
@@ -21,9 +24,115 @@ const CodeLegacyResourceNotFound = -32002
 // specification defines none for this), chosen to recall HTTP 429.
 const CodeRateLimited = -32029
 
-// protocolSEP2164 is the first protocol version whose specification answers
-// an unknown resource with -32602 (SEP-2164).
-const protocolSEP2164 = "2026-07-28"
+// An outcome is what came of a call; as a string, the audit record's
+// decision.
+type outcome uint8
+
+const (
+	outcomeAllowed  outcome = iota // answered
+	outcomeFiltered                // answered, with entries the Authorizer withheld
+	outcomeNotFound                // no such resource (or template)
+	outcomeDenied                  // the Authorizer said no: answered as outcomeNotFound
+	outcomeInvalid                 // the client got the request wrong
+	outcomeLimited                 // over the caller's rate budget
+	outcomeFailed                  // the server's own code failed
+	outcomeClosed                  // the registry is closed
+)
+
+var outcomeNames = [...]string{"allowed", "filtered", "not_found", "denied", "invalid", "limited", "failed", "closed"}
+
+func (o outcome) String() string { return outcomeNames[o] }
+
+// A failure is why a step stopped a call. Its fields other than outcome
+// are set as the outcome needs them.
+type failure struct {
+	outcome outcome
+	message string         // outcomeInvalid: what the client is told; outcomeFailed: the log message
+	cause   error          // outcomeDenied: the Authorizer's reason; outcomeFailed: the error logged
+	wait    time.Duration  // outcomeLimited: until the budget allows another
+	attrs   []slog.Attr    // outcomeFailed: more for the log record
+	reply   *jsonrpc.Error // outcomeFailed: a protocol error the user's function chose, sent as is and not logged
+}
+
+func (f *failure) Error() string {
+	return cmp.Or(f.message, f.outcome.String())
+}
+
+func (f *failure) Unwrap() error { return f.cause }
+
+var (
+	errNotFound = &failure{outcome: outcomeNotFound}
+	errClosed   = &failure{outcome: outcomeClosed}
+)
+
+func invalid(format string, args ...any) *failure {
+	return &failure{outcome: outcomeInvalid, message: fmt.Sprintf(format, args...)}
+}
+
+func denied(reason error) *failure { return &failure{outcome: outcomeDenied, cause: reason} }
+
+func limited(wait time.Duration) *failure { return &failure{outcome: outcomeLimited, wait: wait} }
+
+// failed is a failure of the server's own code (a read function, a
+// provider, a completer), logged as msg with cause and attrs.
+func failed(msg string, cause error, attrs ...slog.Attr) *failure {
+	return &failure{outcome: outcomeFailed, message: msg, cause: cause, attrs: attrs}
+}
+
+// end closes c, which err (nil, or a step's *failure) ended: it writes the
+// audit record, logs a failure, and returns the error to answer with,
+// nil if there is none. An err that is not a *failure is taken as a
+// failure of the server's own code.
+func (r *Registry) end(c *call, err error) error {
+	o := outcomeAllowed
+	var f *failure
+	switch {
+	case err == nil:
+		if c.withheld > 0 {
+			o = outcomeFiltered
+		}
+	case errors.As(err, &f):
+		o = f.outcome
+	default:
+		f = failed("resource request failed", err)
+		o = outcomeFailed
+	}
+	if !c.start.IsZero() && audited(c.op, o) {
+		r.audit(c, o, f)
+	}
+	if f == nil {
+		return nil
+	}
+	if o == outcomeFailed && f.reply == nil {
+		r.logFailure(c, f)
+	}
+	return r.reply(c, f)
+}
+
+// reply is the JSON-RPC error a client is sent for f, which ended c.
+func (r *Registry) reply(c *call, f *failure) error {
+	switch f.outcome {
+	case outcomeNotFound, outcomeDenied: // alike, so that a client cannot tell them apart
+		switch c.op {
+		case OpRead:
+			return r.notFoundError(c.version, c.target)
+		case OpSubscribe:
+			return invalidParams("cannot subscribe to %q: no such resource", c.target)
+		default:
+			return invalidParams("unknown resource template %q", c.target)
+		}
+	case outcomeInvalid:
+		return invalidParams("%s", f.message)
+	case outcomeLimited:
+		return rateLimitedError(c.method, f.wait)
+	case outcomeClosed:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Resource registry closed"}
+	}
+	if f.reply != nil {
+		return f.reply
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
+}
 
 // notFoundError answers an unknown or missing resource: -32602 or -32002
 // (by the client's protocol version and Options.NotFound), message
@@ -34,7 +143,7 @@ func (r *Registry) notFoundError(version, u string) error {
 	case NotFoundLegacy:
 		code = CodeLegacyResourceNotFound
 	case NotFoundByVersion:
-		if version < protocolSEP2164 {
+		if !notFoundIsInvalidParams(version) {
 			code = CodeLegacyResourceNotFound
 		}
 	}
@@ -55,30 +164,50 @@ func rateLimitedError(method string, wait time.Duration) error {
 	return &jsonrpc.Error{Code: CodeRateLimited, Message: "Rate limit exceeded", Data: data}
 }
 
-// errNoSuchSubscription answers a subscription to an unknown resource, or
-// to one the caller may not see.
-func errNoSuchSubscription(u string) error {
-	return invalidParams("cannot subscribe to %q: no such resource", u)
-}
-
 // invalidParams answers a request the client got wrong, saying why.
 func invalidParams(format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }
 
-// errInternal is what a client sees of any failure inside the server.
-var errInternal = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
+// logFailure logs f, a failure of the server's own code, at Error, with
+// what c was doing.
+func (r *Registry) logFailure(c *call, f *failure) {
+	attrs := make([]slog.Attr, 0, len(f.attrs)+4)
+	attrs = append(attrs, slog.String("method", c.method), slog.String("uri", c.target),
+		slog.String("session_id", sessionID(c.session)))
+	if f.cause != nil {
+		attrs = append(attrs, slog.Any("error", f.cause))
+	}
+	attrs = append(attrs, f.attrs...)
+	r.opts.Logger.LogAttrs(c.ctx, slog.LevelError, f.message, attrs...)
+}
 
-// isNotFound reports whether a read function's error means "no such
-// resource": ErrNotFound, or go-sdk's own not-found error (either code), for
-// handlers written against mcp.ResourceNotFoundError.
-func isNotFound(err error) bool {
+// logAuthorizerFailure logs an Authorizer that failed (or panicked) rather
+// than deny with ErrDenied.
+func (r *Registry) logAuthorizerFailure(c *call, a Access, err error) {
+	if errors.Is(err, ErrDenied) {
+		return
+	}
+	r.opts.Logger.LogAttrs(c.ctx, slog.LevelError, "resource authorizer failed; access denied",
+		slog.String("op", string(a.Op)), slog.String("uri", cmp.Or(a.URI, a.Template)),
+		slog.String("identity", a.Identity), slog.String("session_id", sessionID(c.session)),
+		slog.Any("error", err))
+}
+
+// userError is the failure a user's function (a read function, a
+// completer) reported with err: not found for ErrNotFound or go-sdk's own
+// not-found error; a *jsonrpc.Error the function chose, sent as it is;
+// anything else a failure logged as msg.
+func userError(msg string, err error) *failure {
 	if errors.Is(err, ErrNotFound) {
-		return true
+		return errNotFound
 	}
 	var jerr *jsonrpc.Error
-	if errors.As(err, &jerr) && jerr.Message == "Resource not found" {
-		return jerr.Code == mcp.CodeResourceNotFound || jerr.Code == CodeLegacyResourceNotFound
+	if errors.As(err, &jerr) {
+		if isSDKNotFound(jerr) {
+			return errNotFound
+		}
+		return &failure{outcome: outcomeFailed, reply: jerr}
 	}
-	return false
+	return failed(msg, err)
 }

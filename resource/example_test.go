@@ -13,10 +13,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A registry with a static resource and a template, mounted on a go-sdk
-// server, read by a go-sdk client.
-func ExampleMount() {
-	reg := resource.NewRegistry(nil)
+// A registry with a static resource and a template, served by a go-sdk
+// server made in one call, read by a go-sdk client.
+func ExampleRegistry_NewServer() {
+	reg, err := resource.NewRegistry(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
 	if err := reg.Add(&mcp.Resource{
 		URI:      "docs://readme",
 		Name:     "readme",
@@ -36,8 +40,11 @@ func ExampleMount() {
 		log.Fatal(err)
 	}
 
-	server := mcp.NewServer(&mcp.Implementation{Name: "example"}, nil)
-	resource.Mount(server, reg)
+	// Subscriptions, list_changed and completions are wired in.
+	server, err := reg.NewServer(&mcp.Implementation{Name: "example"}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	// Connect a client in memory; a real server runs server.Run(ctx, &mcp.StdioTransport{}).
 	ctx := context.Background()
@@ -72,7 +79,11 @@ func ExampleMount() {
 // The handlers are plain functions over go-sdk types: a server that routes
 // requests itself calls them directly.
 func ExampleRegistry_ReadResource() {
-	reg := resource.NewRegistry(nil)
+	reg, err := resource.NewRegistry(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
 	reg.Add(&mcp.Resource{URI: "config://app", Name: "app config", MIMEType: "application/json"},
 		resource.Text(`{"debug":false}`))
 
@@ -97,7 +108,11 @@ func ExampleRegistry_ReadResource() {
 // name nothing; the client gets the same answer as for an unknown URI.
 func ExampleErrNotFound() {
 	rows := map[string]string{"1": `{"name":"Ada"}`}
-	reg := resource.NewRegistry(nil)
+	reg, err := resource.NewRegistry(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
 	reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user", MIMEType: "application/json"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
 			row, ok := rows[vars.Get("id")]
@@ -123,7 +138,11 @@ func ExampleErrNotFound() {
 // Completion for a template variable: the completer returns every
 // candidate, the registry sends at most 100 with an honest total.
 func ExampleWithCompleter() {
-	reg := resource.NewRegistry(nil)
+	reg, err := resource.NewRegistry(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
 	services := []string{"api", "auth", "billing"}
 	reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "log://{service}/today", Name: "today's log"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
@@ -158,7 +177,11 @@ func ExampleRegistry_AddProvider() {
 	users := map[string]string{"001": "Ada", "002": "Grace", "003": "Ken"}
 	ids := []string{"001", "002", "003"} // the table's index: sorted keys
 
-	reg := resource.NewRegistry(&resource.Options{PageSize: 2})
+	reg, err := resource.NewRegistry(&resource.Options{PageSize: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
 	reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user", MIMEType: "application/json"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
 			name, ok := users[vars.Get("id")]
@@ -209,7 +232,7 @@ func ExampleRegistry_AddProvider() {
 // every request carries the verified token, as the requests built by hand
 // below do.
 func ExampleAuthorizer() {
-	reg := resource.NewRegistry(&resource.Options{
+	reg, err := resource.NewRegistry(&resource.Options{
 		Authorize: func(ctx context.Context, a resource.Access) error {
 			team := a.Var("team")
 			if team == "" { // the template itself, and resources of no team
@@ -221,7 +244,11 @@ func ExampleAuthorizer() {
 			return fmt.Errorf("%w: %q may not see team %q", resource.ErrDenied, a.Identity, team)
 		},
 	})
-	err := reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "notes://{team}/{id}", Name: "note", MIMEType: "text/plain"},
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
+	err = reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "notes://{team}/{id}", Name: "note", MIMEType: "text/plain"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: "note " + vars.Get("id")}}}, nil
 		},
@@ -258,4 +285,59 @@ func ExampleAuthorizer() {
 	// listed: notes://b/1 private
 	// read: note 1
 	// read notes://a/1: Resource not found
+}
+
+// A server made elsewhere serves a registry once it is mounted; it serves
+// resources/subscribe only if it was made with the registry's handlers.
+func ExampleMount() {
+	reg, err := resource.NewRegistry(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
+	reg.Add(&mcp.Resource{URI: "docs://readme", Name: "readme", MIMEType: "text/markdown"}, resource.Text("# Hello"))
+
+	server := mcp.NewServer(&mcp.Implementation{Name: "example"}, &mcp.ServerOptions{
+		SubscribeHandler:   reg.Subscribe,
+		UnsubscribeHandler: reg.Unsubscribe,
+	})
+	resource.Mount(server, reg)
+
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+	caps := cs.InitializeResult().Capabilities.Resources
+	fmt.Println("subscribe:", caps.Subscribe, "listChanged:", caps.ListChanged)
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "docs://readme"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Contents[0].MIMEType, res.Contents[0].Text)
+	// Output:
+	// subscribe: true listChanged: true
+	// text/markdown # Hello
+}
+
+// NewRegistry refuses configuration that makes no sense rather than guess
+// what was meant, naming each field that is wrong.
+func ExampleNewRegistry() {
+	_, err := resource.NewRegistry(&resource.Options{
+		PageSize:   -1,
+		Cache:      resource.Cache{Scope: "everyone"},
+		RateLimits: resource.RateLimits{Read: &resource.RateLimit{Rate: 10}},
+	})
+	fmt.Println(err)
+	// Output:
+	// resource: NewRegistry: Options.PageSize: -1 is outside 1 to 10000 (0 means 100)
+	// Options.Cache: unknown cache scope "everyone"
+	// Options.RateLimits.Read: Burst 0 allows nothing; it must be at least 1
 }

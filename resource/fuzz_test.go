@@ -20,7 +20,7 @@ func FuzzReadResource(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	reg := resource.NewRegistry(&resource.Options{Logger: quietLogger()})
+	reg := newRegistry(f, &resource.Options{Logger: quietLogger()})
 	reg.Add(&mcp.Resource{URI: "test://static", Name: "s"}, resource.Text("s"))
 	echo := func(_ context.Context, _ *mcp.ReadResourceRequest, v resource.Vars) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: v.Get("id") + v.Get("path")}}}, nil

@@ -16,7 +16,7 @@ const jpegBytes = "\xff\xd8\xff\xe0\x00\x10JFIF\x00"
 
 // lyingRegistry holds resources whose content contradicts their type.
 func lyingRegistry(t *testing.T, policy resource.MIMEPolicy, logs *syncBuffer) *resource.Registry {
-	reg := resource.NewRegistry(&resource.Options{MIME: policy, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	reg := newRegistry(t, &resource.Options{MIME: policy, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	for uri, add := range map[string]func() error{
 		"test://bad.json": func() error {
 			return reg.Add(&mcp.Resource{URI: "test://bad.json", Name: "j", MIMEType: "application/json"}, resource.Text(`{"a":`))
@@ -34,6 +34,7 @@ func lyingRegistry(t *testing.T, policy resource.MIMEPolicy, logs *syncBuffer) *
 }
 
 func TestMIMEPolicy(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{ // URI -> rule named in the log
 		"test://bad.json":        "JSON parses",
 		"test://photo":           "blob signature matches the declared type",
@@ -74,8 +75,9 @@ func TestMIMEPolicy(t *testing.T) {
 }
 
 func TestMIMEFilledFromDetect(t *testing.T) {
+	t.Parallel()
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
-	reg := resource.NewRegistry(nil)
+	reg := newRegistry(t, nil)
 	require.NoError(t, reg.Add(&mcp.Resource{URI: "file:///notes/todo.md", Name: "todo"}, resource.Text("# todo")))
 	require.NoError(t, reg.Add(&mcp.Resource{URI: "test://logo", Name: "logo"}, resource.Bytes(png)))
 	require.NoError(t, reg.Add(&mcp.Resource{URI: "test://empty.txt", Name: "empty"}, resource.Text("")))

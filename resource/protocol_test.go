@@ -11,8 +11,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -36,25 +38,14 @@ type harness struct {
 	session *mcp.ClientSession
 }
 
-// connect mounts reg on a new server and connects a go-sdk client to it over
+// connect mounts reg on a new server made with sopts, as a server made
+// elsewhere would be, and connects a go-sdk client with copts to it over
 // the in-memory transport, negotiating version.
 func connect(t *testing.T, reg *resource.Registry, version string, sopts *mcp.ServerOptions, copts *mcp.ClientOptions) harness {
 	t.Helper()
-	ctx := context.Background()
 	server := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "v0"}, sopts)
 	resource.Mount(server, reg)
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := server.Connect(ctx, st, nil)
-	require.NoError(t, err)
-	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "v0"}, copts)
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	require.NoError(t, err)
-	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated protocol version")
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return harness{server: server, session: cs}
+	return harness{server: server, session: mcptest.Connect(t, server, version, copts)}
 }
 
 // rpcError returns the JSON-RPC error inside err, failing the test if there
@@ -87,9 +78,19 @@ func (b *syncBuffer) String() string {
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// newRegistry returns a registry with opts, closed when t ends.
+func newRegistry(t testing.TB, opts *resource.Options) *resource.Registry {
+	t.Helper()
+	reg, err := resource.NewRegistry(opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { reg.Close() })
+	return reg
+}
+
 func TestCapabilities(t *testing.T) {
+	t.Parallel()
 	forEachVersion(t, func(t *testing.T, version string) {
-		h := connect(t, resource.NewRegistry(nil), version, nil, nil)
+		h := connect(t, newRegistry(t, nil), version, nil, nil)
 		caps := h.session.InitializeResult().Capabilities
 		require.NotNil(t, caps.Resources, "resources capability")
 		assert.True(t, caps.Resources.ListChanged, "resources.listChanged")
@@ -98,6 +99,7 @@ func TestCapabilities(t *testing.T) {
 }
 
 func TestListAllMetadata(t *testing.T) {
+	t.Parallel()
 	full := &mcp.Resource{
 		URI:         "test://full",
 		Name:        "full",
@@ -119,7 +121,7 @@ func TestListAllMetadata(t *testing.T) {
 		Icons:       []mcp.Icon{{Source: "https://example.com/t.png"}},
 		Meta:        mcp.Meta{"k": "v"},
 	}
-	reg := resource.NewRegistry(nil)
+	reg := newRegistry(t, nil)
 	require.NoError(t, reg.Add(full, resource.Text("hello world")))
 	require.NoError(t, reg.AddTemplate(tmpl, func(context.Context, *mcp.ReadResourceRequest, resource.Vars) (*mcp.ReadResourceResult, error) {
 		return nil, resource.ErrNotFound
@@ -141,7 +143,8 @@ func TestListAllMetadata(t *testing.T) {
 }
 
 func TestListPaginates(t *testing.T) {
-	reg := resource.NewRegistry(&resource.Options{PageSize: 7})
+	t.Parallel()
+	reg := newRegistry(t, &resource.Options{PageSize: 7})
 	var want []string
 	for i := range 50 {
 		u := fmt.Sprintf("test://r/%03d", i)
@@ -174,7 +177,8 @@ func TestListPaginates(t *testing.T) {
 }
 
 func TestListCursorErrors(t *testing.T) {
-	reg := resource.NewRegistry(&resource.Options{PageSize: 1})
+	t.Parallel()
+	reg := newRegistry(t, &resource.Options{PageSize: 1})
 	for _, u := range []string{"test://a", "test://b"} {
 		require.NoError(t, reg.Add(&mcp.Resource{URI: u, Name: u}, resource.Text(u)))
 	}
@@ -205,8 +209,9 @@ func nil2(context.Context, *mcp.ReadResourceRequest, resource.Vars) (*mcp.ReadRe
 }
 
 func TestReadStatic(t *testing.T) {
+	t.Parallel()
 	png := []byte("\x89PNG\r\n\x1a\n fake")
-	reg := resource.NewRegistry(nil)
+	reg := newRegistry(t, nil)
 	require.NoError(t, reg.Add(&mcp.Resource{URI: "test://readme", Name: "readme", MIMEType: "text/markdown"}, resource.Text("# Hello")))
 	require.NoError(t, reg.Add(&mcp.Resource{URI: "test://logo", Name: "logo", MIMEType: "image/png"}, resource.Bytes(png)))
 	require.NoError(t, reg.Add(&mcp.Resource{URI: "test://own", Name: "own", MIMEType: "text/plain"},
@@ -234,7 +239,8 @@ func TestReadStatic(t *testing.T) {
 }
 
 func TestReadTemplateDecodesVariables(t *testing.T) {
-	reg := resource.NewRegistry(nil)
+	t.Parallel()
+	reg := newRegistry(t, nil)
 	var got sync.Map
 	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "test://notes/{folder}/{name}", Name: "note", MIMEType: "text/plain"},
 		func(_ context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
@@ -256,8 +262,9 @@ func TestReadTemplateDecodesVariables(t *testing.T) {
 }
 
 func TestReadErrors(t *testing.T) {
+	t.Parallel()
 	logs := &syncBuffer{}
-	reg := resource.NewRegistry(&resource.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxURILength: 64})
+	reg := newRegistry(t, &resource.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxURILength: 64})
 	readFails := func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return nil, errors.New("dial tcp 10.0.0.7:5432: connection refused")
 	}
@@ -330,6 +337,7 @@ func TestReadErrors(t *testing.T) {
 }
 
 func TestNotFoundCodeOption(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		opt  resource.NotFoundCode
 		want int64
@@ -337,7 +345,7 @@ func TestNotFoundCodeOption(t *testing.T) {
 		{resource.NotFoundInvalidParams, jsonrpc.CodeInvalidParams},
 		{resource.NotFoundLegacy, resource.CodeLegacyResourceNotFound},
 	} {
-		reg := resource.NewRegistry(&resource.Options{NotFound: tc.opt})
+		reg := newRegistry(t, &resource.Options{NotFound: tc.opt})
 		forEachVersion(t, func(t *testing.T, version string) {
 			h := connect(t, reg, version, nil, nil)
 			_, err := h.session.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "test://missing"})
@@ -349,7 +357,8 @@ func TestNotFoundCodeOption(t *testing.T) {
 }
 
 func TestCacheHints(t *testing.T) {
-	reg := resource.NewRegistry(&resource.Options{Cache: resource.Cache{TTL: 30 * time.Second}})
+	t.Parallel()
+	reg := newRegistry(t, &resource.Options{Cache: resource.Cache{TTL: 30 * time.Second}})
 	require.NoError(t, reg.Add(&mcp.Resource{URI: "test://default", Name: "d"}, resource.Text("d")))
 	require.NoError(t, reg.Add(&mcp.Resource{URI: "test://private", Name: "p"}, resource.Text("p"),
 		resource.WithCache(resource.Cache{TTL: 1500 * time.Millisecond, Scope: resource.Private})))
@@ -387,7 +396,8 @@ func TestCacheHints(t *testing.T) {
 // resources/read: 2026-07-28 clients get resultType "complete", and
 // ServerOptions.SetCacheable has the last word on caching hints.
 func TestReadFinishedByServer(t *testing.T) {
-	reg := resource.NewRegistry(&resource.Options{Cache: resource.Cache{TTL: time.Second}})
+	t.Parallel()
+	reg := newRegistry(t, &resource.Options{Cache: resource.Cache{TTL: time.Second}})
 	require.NoError(t, reg.Add(&mcp.Resource{URI: "test://a", Name: "a"}, resource.Text("a")))
 	setCacheable := func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 		if _, ok := req.(*mcp.ReadResourceRequest); ok {
@@ -409,48 +419,50 @@ func TestReadFinishedByServer(t *testing.T) {
 	})
 }
 
+// A burst of changes within Options.ListChangedDelay is exactly one
+// notifications/resources/list_changed, in every protocol version;
+// removing nothing sends none.
 func TestListChangedDebounced(t *testing.T) {
+	t.Parallel()
 	forEachVersion(t, func(t *testing.T, version string) {
-		reg := resource.NewRegistry(&resource.Options{ListChangedDelay: 20 * time.Millisecond})
-		var notes atomic.Int32
-		got := make(chan struct{}, 1000)
-		h := connect(t, reg, version, nil, &mcp.ClientOptions{
-			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-				notes.Add(1)
-				got <- struct{}{}
-			},
-		})
-		for i := range 1000 {
-			require.NoError(t, reg.Add(&mcp.Resource{URI: fmt.Sprintf("test://burst/%d", i), Name: "b"}, resource.Text("b")))
-		}
-		// wait waits for one notification, then lets stragglers arrive.
-		wait := func(after string) {
-			t.Helper()
-			select {
-			case <-got:
-			case <-time.After(10 * time.Second):
-				t.Fatalf("no notifications/resources/list_changed after %s", after)
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			const delay = 20 * time.Millisecond
+			reg := newRegistry(t, &resource.Options{ListChangedDelay: delay})
+			var notes atomic.Int32
+			h := connect(t, reg, version, nil, &mcp.ClientOptions{
+				ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { notes.Add(1) },
+			})
+			// settled waits long enough for any notification to arrive (the
+			// registry's delay, then go-sdk's own), and returns how many did.
+			settled := func() int32 {
+				time.Sleep(time.Second)
+				synctest.Wait()
+				return notes.Swap(0)
 			}
-			time.Sleep(300 * time.Millisecond)
-		}
-		wait("1,000 adds")
-		n := notes.Load()
-		assert.GreaterOrEqual(t, n, int32(1))
-		assert.LessOrEqual(t, n, int32(5), "a burst of 1,000 adds must yield a handful of notifications")
+			require.Zero(t, settled(), "connecting")
+			for i := range 1000 {
+				require.NoError(t, reg.Add(&mcp.Resource{URI: fmt.Sprintf("test://burst/%d", i), Name: "b"}, resource.Text("b")))
+			}
+			assert.Equal(t, int32(1), settled(), "a burst of 1,000 adds")
 
-		// Removing sends one too; removing nothing sends none.
-		before := notes.Load()
-		assert.Equal(t, 1000, reg.Remove(uris("test://burst/%d", 1000)...))
-		wait("removal")
-		after := notes.Load()
-		assert.Equal(t, 0, reg.Remove("test://never-added"))
-		time.Sleep(200 * time.Millisecond)
-		assert.Equal(t, after, notes.Load(), "removing nothing must not notify")
-		assert.Greater(t, after, before)
+			// Two bursts a delay apart are two notifications.
+			reg.NotifyListChanged()
+			time.Sleep(delay + 10*time.Millisecond) // go-sdk adds its own 10 ms
+			synctest.Wait()
+			assert.Equal(t, int32(1), notes.Load(), "the first burst, once its delay is over")
+			reg.NotifyListChanged()
+			assert.Equal(t, int32(2), settled(), "two bursts")
 
-		lr, err := h.session.ListResources(context.Background(), nil)
-		require.NoError(t, err)
-		assert.Empty(t, lr.Resources)
+			assert.Equal(t, 1000, reg.Remove(uris("test://burst/%d", 1000)...))
+			assert.Equal(t, int32(1), settled(), "removing 1,000")
+			assert.Equal(t, 0, reg.Remove("test://never-added"))
+			assert.Zero(t, settled(), "removing nothing must not notify")
+
+			lr, err := h.session.ListResources(t.Context(), nil)
+			require.NoError(t, err)
+			assert.Empty(t, lr.Resources)
+		})
 	})
 }
 
@@ -464,7 +476,8 @@ func uris(format string, n int) []string {
 }
 
 func TestConcurrentChangesAndRequests(t *testing.T) {
-	reg := resource.NewRegistry(&resource.Options{PageSize: 40, Logger: quietLogger()})
+	t.Parallel()
+	reg := newRegistry(t, &resource.Options{PageSize: 40, Logger: quietLogger()})
 	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "test://tmpl/{n}", Name: "t"},
 		func(_ context.Context, _ *mcp.ReadResourceRequest, v resource.Vars) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: v.Get("n")}}}, nil
@@ -515,7 +528,8 @@ func TestConcurrentChangesAndRequests(t *testing.T) {
 }
 
 func TestCompletion(t *testing.T) {
-	reg := resource.NewRegistry(&resource.Options{Logger: quietLogger()})
+	t.Parallel()
+	reg := newRegistry(t, &resource.Options{Logger: quietLogger()})
 	langs := []string{"go", "gleam", "groovy", "haskell", "python"}
 	var many []string
 	for i := range 250 {
@@ -570,7 +584,8 @@ func TestCompletion(t *testing.T) {
 }
 
 func TestSubscribeValidation(t *testing.T) {
-	reg := resource.NewRegistry(nil)
+	t.Parallel()
+	reg := newRegistry(t, nil)
 	require.NoError(t, reg.Add(&mcp.Resource{URI: "test://watched", Name: "w"}, resource.Text("w")))
 	forEachVersion(t, func(t *testing.T, version string) {
 		updates := make(chan string, 10)
@@ -609,7 +624,8 @@ func TestSubscribeValidation(t *testing.T) {
 // TestHandlersWithoutMount calls the handlers as plain functions, the way a
 // server that routes requests itself would.
 func TestHandlersWithoutMount(t *testing.T) {
-	reg := resource.NewRegistry(nil)
+	t.Parallel()
+	reg := newRegistry(t, nil)
 	require.NoError(t, reg.Add(&mcp.Resource{URI: "test://a", Name: "a", MIMEType: "text/plain"}, resource.Text("A")))
 	ctx := context.Background()
 
@@ -639,17 +655,16 @@ func TestHandlersWithoutMount(t *testing.T) {
 }
 
 func TestAddRejectsBadInput(t *testing.T) {
-	reg := resource.NewRegistry(nil)
+	t.Parallel()
+	reg := newRegistry(t, nil)
 	read := resource.Text("x")
 	for name, err := range map[string]error{
-		"nil resource":    reg.Add(nil, read),
-		"nil read":        reg.Add(&mcp.Resource{URI: "test://x", Name: "x"}, nil),
-		"relative URI":    reg.Add(&mcp.Resource{URI: "x", Name: "x"}, read),
-		"userinfo":        reg.Add(&mcp.Resource{URI: "db://u:p@h/x", Name: "x"}, read),
-		"no name":         reg.Add(&mcp.Resource{URI: "test://x"}, read),
-		"bad cache scope": reg.Add(&mcp.Resource{URI: "test://x", Name: "x"}, read, resource.WithCache(resource.Cache{Scope: "shared"})),
-		"completer on static": reg.Add(&mcp.Resource{URI: "test://x", Name: "x"}, read,
-			resource.WithCompleter("x", func(context.Context, string, map[string]string) ([]string, error) { return nil, nil })),
+		"nil resource":      reg.Add(nil, read),
+		"nil read":          reg.Add(&mcp.Resource{URI: "test://x", Name: "x"}, nil),
+		"relative URI":      reg.Add(&mcp.Resource{URI: "x", Name: "x"}, read),
+		"userinfo":          reg.Add(&mcp.Resource{URI: "db://u:p@h/x", Name: "x"}, read),
+		"no name":           reg.Add(&mcp.Resource{URI: "test://x"}, read),
+		"bad cache scope":   reg.Add(&mcp.Resource{URI: "test://x", Name: "x"}, read, resource.WithCache(resource.Cache{Scope: "shared"})),
 		"bad template":      reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "test://{x", Name: "t"}, nil2),
 		"no scheme":         reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "{scheme}://x", Name: "t"}, nil2),
 		"nil template read": reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "test://{x}", Name: "t"}, nil),
@@ -667,7 +682,8 @@ func TestAddRejectsBadInput(t *testing.T) {
 }
 
 func TestReplaceAndRemoveTemplates(t *testing.T) {
-	reg := resource.NewRegistry(nil)
+	t.Parallel()
+	reg := newRegistry(t, nil)
 	mk := func(text string) resource.TemplateReadFunc {
 		return func(context.Context, *mcp.ReadResourceRequest, resource.Vars) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: text}}}, nil

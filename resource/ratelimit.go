@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -24,19 +25,34 @@ import (
 // URIs. A subscription refused by the limit fails a 2026-07-28 listen as
 // any refused subscription does.
 type RateLimits struct {
-	// Read limits resources/read.
-	Read RateLimit
+	// Read limits resources/read; nil sets no limit.
+	Read *RateLimit
 	// Subscribe limits resources/subscribe, and each resource
-	// subscription of a 2026-07-28 subscriptions/listen.
-	Subscribe RateLimit
+	// subscription of a 2026-07-28 subscriptions/listen; nil sets no
+	// limit.
+	Subscribe *RateLimit
 }
 
-// A RateLimit is a token bucket: Rate requests a second on average, and
-// bursts of up to Burst at once. A zero (or negative) Rate means no limit;
-// a Burst below 1 means the whole part of Rate, and at least 1.
+// A RateLimit is a token bucket, as golang.org/x/time/rate has it: Rate
+// requests a second on average, and bursts of up to Burst at once. Rate
+// must be positive (rate.Inf allows everything) and Burst at least 1:
+// NewRegistry refuses a limit that would allow nothing.
 type RateLimit struct {
 	Rate  rate.Limit
 	Burst int
+}
+
+// validate returns an error if l, when set, would allow nothing.
+func (l *RateLimit) validate() error {
+	switch {
+	case l == nil || l.Rate == rate.Inf:
+		return nil
+	case !(l.Rate > 0): // NaN too
+		return fmt.Errorf("Rate %v allows nothing; it must be positive (nil RateLimit for no limit)", l.Rate)
+	case l.Burst < 1:
+		return fmt.Errorf("Burst %d allows nothing; it must be at least 1", l.Burst)
+	}
+	return nil
 }
 
 // A limiter holds one token bucket per session (or caller) for one kind of
@@ -54,16 +70,13 @@ type limiter struct {
 // minSweep is the fewest buckets a limiter holds before it drops full ones.
 const minSweep = 1024
 
-// newLimiter returns the limiter l describes, or nil if it sets no limit.
-func newLimiter(l RateLimit) *limiter {
-	if l.Rate <= 0 {
+// newLimiter returns the limiter l describes, which validate accepted, or
+// nil if it sets no limit.
+func newLimiter(l *RateLimit) *limiter {
+	if l == nil || l.Rate == rate.Inf {
 		return nil
 	}
-	burst := l.Burst
-	if burst < 1 {
-		burst = int(max(1, min(float64(l.Rate), math.MaxInt32)))
-	}
-	return &limiter{limit: l.Rate, burst: burst, buckets: make(map[string]*rate.Limiter), sweepAt: minSweep}
+	return &limiter{limit: l.Rate, burst: l.Burst, buckets: make(map[string]*rate.Limiter), sweepAt: minSweep}
 }
 
 // allow takes a token from key's bucket if it has one, and otherwise says
@@ -96,21 +109,6 @@ func (l *limiter) sweep(now time.Time) {
 		}
 	}
 	l.sweepAt = max(minSweep, 2*len(l.buckets))
-}
-
-// spend takes one token of a request of method from the budget of its
-// session (or caller, see RateLimits), and returns the error to answer if
-// there was none. A nil limiter limits nothing, and costs nothing: the
-// key is only built when there is a limit.
-func (l *limiter) spend(method string, session *mcp.ServerSession, identity string) error {
-	if l == nil {
-		return nil
-	}
-	ok, wait := l.allow(rateKey(session, identity), time.Now())
-	if ok {
-		return nil
-	}
-	return rateLimitedError(method, wait)
 }
 
 // rateKey names whose budget a request spends: its session's ID, else the

@@ -7,12 +7,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/time/rate"
 )
 
 // The limiter drops refilled buckets, and only those: a caller's budget is
 // the same whether or not a sweep ran meanwhile.
 func TestLimiterSweepKeepsBudgets(t *testing.T) {
-	l := newLimiter(RateLimit{Rate: 10, Burst: 2})
+	t.Parallel()
+	l := newLimiter(&RateLimit{Rate: 10, Burst: 2})
 	spend := func(key string, at time.Time) {
 		t.Helper()
 		for range 2 {
@@ -45,9 +47,10 @@ func TestLimiterSweepKeepsBudgets(t *testing.T) {
 }
 
 func TestNewLimiter(t *testing.T) {
-	assert.Nil(t, newLimiter(RateLimit{}), "a zero rate is no limit")
-	assert.Nil(t, newLimiter(RateLimit{Rate: -1}))
-	assert.Equal(t, 1, newLimiter(RateLimit{Rate: 0.5}).burst, "a burst of at least 1")
-	assert.Equal(t, 20, newLimiter(RateLimit{Rate: 20}).burst, "a burst of Rate by default")
-	assert.Equal(t, 5, newLimiter(RateLimit{Rate: 20, Burst: 5}).burst)
+	t.Parallel()
+	assert.Nil(t, newLimiter(nil), "no RateLimit is no limit")
+	assert.Nil(t, newLimiter(&RateLimit{Rate: rate.Inf}), "an infinite rate is no limit")
+	l := newLimiter(&RateLimit{Rate: 20, Burst: 5})
+	assert.Equal(t, rate.Limit(20), l.limit)
+	assert.Equal(t, 5, l.burst)
 }

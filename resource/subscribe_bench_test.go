@@ -33,7 +33,7 @@ import (
 func BenchmarkNotify(b *testing.B) {
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		b.Run("era="+version+"/mcpres", func(b *testing.B) {
-			reg := resource.NewRegistry(nil)
+			reg := newRegistry(b, nil)
 			if err := reg.Add(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead); err != nil {
 				b.Fatal(err)
 			}

@@ -7,8 +7,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,302 +22,285 @@ import (
 // and the 2026-07-28 subscriptions/listen.
 var eras = []string{"2025-11-25", "2026-07-28"}
 
-// watcher is a client that records the updates it is sent.
-type watcher struct {
-	h       harness
-	mu      sync.Mutex
-	updates []string
-	got     chan string
-}
+// testWindow is the subscription window of the subscription tests, which
+// run on synctest's fake clock.
+const testWindow = 100 * time.Millisecond
 
-func (w *watcher) count(uri string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := 0
-	for _, u := range w.updates {
-		if u == uri {
-			n++
-		}
+// forEachEra runs f as a parallel subtest per era, in a synctest bubble.
+func forEachEra(t *testing.T, f func(t *testing.T, version string)) {
+	for _, version := range eras {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) { f(t, version) })
+		})
 	}
-	return n
 }
 
-// waitFor waits until w has been told of uri.
-func (w *watcher) waitFor(t *testing.T, uri string) {
+// settle lets every change reported so far be delivered: the window
+// passes, and every goroutine of the bubble finishes what it can do.
+func settle() {
+	time.Sleep(testWindow)
+	synctest.Wait()
+}
+
+// A subscriptions is a registry with subscriptions enabled, served by a
+// server made with NewServer, to which watchers connect.
+type subscriptions struct {
+	reg    *resource.Registry
+	server *mcp.Server
+	// listenErrors receives the errors the server answers
+	// subscriptions/listen requests with: go-sdk's client opens a
+	// 2026-07-28 listen in the background and never reports its failure
+	// to Subscribe's caller.
+	listenErrors chan error
+}
+
+func newSubscriptions(t *testing.T, opts *resource.Options) *subscriptions {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for w.count(uri) == 0 {
-		select {
-		case <-w.got:
-		case <-deadline:
-			t.Fatalf("no notifications/resources/updated for %s", uri)
-		}
-	}
-}
-
-// listenErrors receives the errors the server answers subscriptions/listen
-// requests with: go-sdk's client opens a 2026-07-28 listen in the
-// background and never reports its failure to Subscribe's caller.
-var listenErrors = make(chan error, 100)
-
-// subscriptionServer returns a registry with subscriptions enabled and a
-// way to connect watchers to one server it is mounted on.
-func subscriptionServer(t *testing.T, opts *resource.Options) (*resource.Registry, func(version string) *watcher) {
-	for len(listenErrors) > 0 {
-		<-listenErrors // left by an earlier test
-	}
 	if opts == nil {
 		opts = &resource.Options{}
 	}
 	if opts.Subscriptions.Window == 0 {
-		opts.Subscriptions.Window = 20 * time.Millisecond
+		opts.Subscriptions.Window = testWindow
 	}
-	reg := resource.NewRegistry(opts)
+	s := &subscriptions{reg: newRegistry(t, opts), listenErrors: make(chan error, 100)}
 	for _, u := range []string{"log://prod/api", "log://prod/web", "log://dev/api", "docs://readme"} {
-		require.NoError(t, reg.Add(&mcp.Resource{URI: u, Name: u}, resource.Text(u)))
+		require.NoError(t, s.reg.Add(&mcp.Resource{URI: u, Name: u}, resource.Text(u)))
 	}
-	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user"}, nil2))
-	server := mcp.NewServer(&mcp.Implementation{Name: "subs"}, &mcp.ServerOptions{
-		SubscribeHandler: reg.Subscribe, UnsubscribeHandler: reg.Unsubscribe,
-	})
-	resource.Mount(server, reg)
+	require.NoError(t, s.reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user"}, nil2))
+	server, err := s.reg.NewServer(&mcp.Implementation{Name: "subs"}, &mcp.ServerOptions{Logger: quietLogger()})
+	require.NoError(t, err)
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
 			if method == "subscriptions/listen" && err != nil {
-				listenErrors <- err
+				s.listenErrors <- err
 			}
 			return res, err
 		}
 	})
-	connectWatcher := func(version string) *watcher {
-		w := &watcher{got: make(chan string, 1000)}
-		ctx := context.Background()
-		st, ct := mcp.NewInMemoryTransports()
-		ss, err := server.Connect(ctx, st, nil)
-		require.NoError(t, err)
-		client := mcp.NewClient(&mcp.Implementation{Name: "watcher"}, &mcp.ClientOptions{
-			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-				w.mu.Lock()
-				w.updates = append(w.updates, req.Params.URI)
-				w.mu.Unlock()
-				select {
-				case w.got <- req.Params.URI:
-				default:
-				}
-			},
-		})
-		cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-		require.NoError(t, err)
-		t.Cleanup(func() { cs.Close(); ss.Wait() })
-		w.h = harness{server: server, session: cs}
-		return w
-	}
-	return reg, connectWatcher
+	s.server = server
+	return s
 }
 
-// waitStats waits until the registry holds the given number of
-// subscriptions.
-func waitStats(t *testing.T, reg *resource.Registry, want int) {
+// watcher is a client that records the updates it is sent.
+type watcher struct {
+	session *mcp.ClientSession
+	mu      sync.Mutex
+	updates []string
+}
+
+// watch connects a watcher at protocol version.
+func (s *subscriptions) watch(t *testing.T, version string) *watcher {
+	w := &watcher{}
+	w.session = mcptest.Connect(t, s.server, version, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			w.mu.Lock()
+			w.updates = append(w.updates, req.Params.URI)
+			w.mu.Unlock()
+		},
+	})
+	return w
+}
+
+func (w *watcher) subscribe(t *testing.T, uris ...string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		n, _, _ := reg.SubscriptionStats()
-		if n == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("registry holds %d subscriptions, want %d", n, want)
-		}
-		time.Sleep(5 * time.Millisecond)
+	for _, u := range uris {
+		require.NoError(t, w.session.Subscribe(t.Context(), &mcp.SubscribeParams{URI: u}), u)
 	}
+	synctest.Wait() // a 2026-07-28 listen is acknowledged in the background
 }
 
-func TestSubscribeChangeNotify(t *testing.T) {
-	for _, version := range eras {
-		t.Run(version, func(t *testing.T) {
-			reg, connectWatcher := subscriptionServer(t, nil)
-			ctx := context.Background()
-			a, b := connectWatcher(version), connectWatcher(version)
-			assert.True(t, a.h.session.InitializeResult().Capabilities.Resources.Subscribe)
-			require.NoError(t, a.h.session.Subscribe(ctx, &mcp.SubscribeParams{URI: "log://prod/api"}))
-			require.NoError(t, b.h.session.Subscribe(ctx, &mcp.SubscribeParams{URI: "docs://readme"}))
-			require.NoError(t, a.h.session.Subscribe(ctx, &mcp.SubscribeParams{URI: "db://users/7"}))
-			waitStats(t, reg, 3)
-
-			reg.Changed("log://prod/api")
-			a.waitFor(t, "log://prod/api")
-			reg.ChangedTemplate("db://{table}/{id}") // unknown template: nothing
-			reg.ChangedTemplate("db://users/{id}")
-			a.waitFor(t, "db://users/7")
-			reg.Changed("docs://readme")
-			b.waitFor(t, "docs://readme")
-			assert.Zero(t, b.count("log://prod/api"), "only subscribers are notified")
-			assert.Zero(t, a.count("docs://readme"), "only subscribers are notified")
-
-			// Unsubscribe: silence.
-			require.NoError(t, a.h.session.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "log://prod/api"}))
-			waitStats(t, reg, 2)
-			before := a.count("log://prod/api")
-			reg.Changed("log://prod/api")
-			reg.Changed("docs://readme")
-			b.waitFor(t, "docs://readme") // the later change has gone out
-			time.Sleep(100 * time.Millisecond)
-			assert.Equal(t, before, a.count("log://prod/api"), "no update after unsubscribing")
-			require.NoError(t, a.h.session.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "never://subscribed"}))
-		})
-	}
-}
-
-func TestSubscriptionsCoalesce(t *testing.T) {
-	for _, version := range eras {
-		t.Run(version, func(t *testing.T) {
-			reg, connectWatcher := subscriptionServer(t, &resource.Options{Subscriptions: resource.SubscriptionOptions{Window: 200 * time.Millisecond}})
-			ctx := context.Background()
-			ws := []*watcher{connectWatcher(version), connectWatcher(version), connectWatcher(version)}
-			for _, w := range ws {
-				require.NoError(t, w.h.session.Subscribe(ctx, &mcp.SubscribeParams{URI: "log://prod/api"}))
-			}
-			waitStats(t, reg, len(ws))
-			for range 1000 {
-				reg.Changed("log://prod/api")
-			}
-			for _, w := range ws {
-				w.waitFor(t, "log://prod/api")
-			}
-			time.Sleep(500 * time.Millisecond)
-			for i, w := range ws {
-				n := w.count("log://prod/api")
-				assert.LessOrEqual(t, n, 2, "watcher %d: 1,000 changes gave %d notifications", i, n)
-			}
-		})
-	}
-}
-
-func TestChangedPrefix(t *testing.T) {
-	reg, connectWatcher := subscriptionServer(t, nil)
-	ctx := context.Background()
-	w := connectWatcher("2025-11-25")
-	for _, u := range []string{"log://prod/api", "log://prod/web", "log://dev/api"} {
-		require.NoError(t, w.h.session.Subscribe(ctx, &mcp.SubscribeParams{URI: u}))
-	}
-	waitStats(t, reg, 3)
-	reg.ChangedPrefix("log://prod/")
-	w.waitFor(t, "log://prod/api")
-	w.waitFor(t, "log://prod/web")
-	reg.Changed("docs://readme") // not watched: nothing, and a marker for "later"
-	reg.Changed("log://dev/api")
-	w.waitFor(t, "log://dev/api")
+// taken returns the updates w has received since the last call, sorted.
+func (w *watcher) taken() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	assert.Equal(t, []string{"log://dev/api", "log://prod/api", "log://prod/web"}, sorted(w.updates))
-}
-
-func sorted(s []string) []string {
-	out := slices.Clone(s)
+	out := w.updates
+	w.updates = nil
 	slices.Sort(out)
 	return out
 }
 
+// stats is the registry's subscription count.
+func (s *subscriptions) stats() int {
+	n, _, _ := s.reg.SubscriptionStats()
+	return n
+}
+
+func TestSubscribeChangeNotify(t *testing.T) {
+	t.Parallel()
+	forEachEra(t, func(t *testing.T, version string) {
+		s := newSubscriptions(t, nil)
+		a, b := s.watch(t, version), s.watch(t, version)
+		assert.True(t, a.session.InitializeResult().Capabilities.Resources.Subscribe)
+		a.subscribe(t, "log://prod/api", "db://users/7")
+		b.subscribe(t, "docs://readme")
+		require.Equal(t, 3, s.stats())
+
+		s.reg.Changed("log://prod/api")
+		s.reg.ChangedTemplate("db://{table}/{id}") // unknown template: nothing
+		s.reg.ChangedTemplate("db://users/{id}")
+		s.reg.Changed("docs://readme")
+		settle()
+		assert.Equal(t, []string{"db://users/7", "log://prod/api"}, a.taken(), "only subscribers are notified")
+		assert.Equal(t, []string{"docs://readme"}, b.taken(), "only subscribers are notified")
+
+		// Unsubscribe: silence.
+		require.NoError(t, a.session.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: "log://prod/api"}))
+		synctest.Wait()
+		require.Equal(t, 2, s.stats())
+		s.reg.Changed("log://prod/api")
+		s.reg.Changed("docs://readme")
+		settle()
+		assert.Empty(t, a.taken(), "no update after unsubscribing")
+		assert.Equal(t, []string{"docs://readme"}, b.taken())
+		require.NoError(t, a.session.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: "never://subscribed"}))
+	})
+}
+
+// A burst of 1,000 changes within the window is exactly one notification
+// per subscriber; a change in the next window is one more.
+func TestSubscriptionsCoalesce(t *testing.T) {
+	t.Parallel()
+	forEachEra(t, func(t *testing.T, version string) {
+		s := newSubscriptions(t, nil)
+		ws := []*watcher{s.watch(t, version), s.watch(t, version), s.watch(t, version)}
+		for _, w := range ws {
+			w.subscribe(t, "log://prod/api")
+		}
+		for range 1000 {
+			s.reg.Changed("log://prod/api")
+		}
+		settle()
+		for i, w := range ws {
+			assert.Equal(t, []string{"log://prod/api"}, w.taken(), "watcher %d: 1,000 changes in one window", i)
+		}
+		s.reg.Changed("log://prod/api")
+		time.Sleep(testWindow / 2)
+		synctest.Wait()
+		assert.Empty(t, ws[0].taken(), "nothing before the window ends")
+		settle()
+		for i, w := range ws {
+			assert.Equal(t, []string{"log://prod/api"}, w.taken(), "watcher %d: the next window", i)
+		}
+	})
+}
+
+func TestChangedPrefix(t *testing.T) {
+	t.Parallel()
+	forEachEra(t, func(t *testing.T, version string) {
+		s := newSubscriptions(t, nil)
+		w := s.watch(t, version)
+		w.subscribe(t, "log://prod/api", "log://prod/web", "log://dev/api")
+		s.reg.ChangedPrefix("log://prod/")
+		s.reg.Changed("docs://readme") // not watched: nothing
+		settle()
+		assert.Equal(t, []string{"log://prod/api", "log://prod/web"}, w.taken())
+		s.reg.Changed("log://dev/api")
+		settle()
+		assert.Equal(t, []string{"log://dev/api"}, w.taken())
+	})
+}
+
 // subscribeError subscribes and returns the error the server answered
 // with, in either era.
-func subscribeError(t *testing.T, w *watcher, version, uri string) error {
+func (s *subscriptions) subscribeError(t *testing.T, w *watcher, version, uri string) error {
 	t.Helper()
-	err := w.h.session.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri})
+	err := w.session.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri})
 	if version < "2026-07-28" {
 		return err
 	}
 	require.NoError(t, err, "the 2026-07-28 listen is opened in the background")
+	synctest.Wait()
 	select {
-	case err := <-listenErrors:
+	case err := <-s.listenErrors:
 		return err
-	case <-time.After(10 * time.Second):
+	default:
 		t.Fatalf("subscriptions/listen for %s was not refused", uri)
 		return nil
 	}
 }
 
 func TestSubscribeRefusals(t *testing.T) {
-	for _, version := range eras {
-		t.Run(version, func(t *testing.T) {
-			reg, connectWatcher := subscriptionServer(t, &resource.Options{Subscriptions: resource.SubscriptionOptions{MaxPerSession: 2}})
-			ctx := context.Background()
-			w := connectWatcher(version)
-			for uri, why := range map[string]string{
-				"log://nowhere":         "no such resource",
-				"relative":              "no scheme",
-				"postgres://u:p@h/x":    "userinfo",
-				"db://users/too/deep/1": "no such resource",
-			} {
-				jerr := rpcError(t, subscribeError(t, w, version, uri))
-				assert.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, uri)
-				assert.Contains(t, jerr.Message, why, uri)
-			}
-			require.NoError(t, w.h.session.Subscribe(ctx, &mcp.SubscribeParams{URI: "log://prod/api"}))
-			require.NoError(t, w.h.session.Subscribe(ctx, &mcp.SubscribeParams{URI: "log://prod/web"}))
-			waitStats(t, reg, 2)
-			jerr := rpcError(t, subscribeError(t, w, version, "log://dev/api"))
-			assert.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code)
-			assert.Contains(t, jerr.Message, "too many subscriptions")
-			n, _, _ := reg.SubscriptionStats()
-			assert.Equal(t, 2, n, "a refused subscription records nothing")
-		})
-	}
+	t.Parallel()
+	forEachEra(t, func(t *testing.T, version string) {
+		s := newSubscriptions(t, &resource.Options{Subscriptions: resource.SubscriptionOptions{MaxPerSession: 2}})
+		w := s.watch(t, version)
+		for uri, why := range map[string]string{
+			"log://nowhere":         "no such resource",
+			"relative":              "no scheme",
+			"postgres://u:p@h/x":    "userinfo",
+			"db://users/too/deep/1": "no such resource",
+		} {
+			jerr := rpcError(t, s.subscribeError(t, w, version, uri))
+			assert.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, uri)
+			assert.Contains(t, jerr.Message, why, uri)
+		}
+		w.subscribe(t, "log://prod/api", "log://prod/web")
+		require.Equal(t, 2, s.stats())
+		jerr := rpcError(t, s.subscribeError(t, w, version, "log://dev/api"))
+		assert.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code)
+		assert.Contains(t, jerr.Message, "too many subscriptions")
+		assert.Equal(t, 2, s.stats(), "a refused subscription records nothing")
+	})
 }
 
+// A server made elsewhere and mounted serves subscriptions only if it was
+// made with the registry's handlers.
 func TestSubscribeCapabilityOnlyWhenEnabled(t *testing.T) {
+	t.Parallel()
 	for _, version := range eras {
-		h := connect(t, resource.NewRegistry(nil), version, nil, nil)
+		h := connect(t, newRegistry(t, nil), version, nil, nil)
 		assert.False(t, h.session.InitializeResult().Capabilities.Resources.Subscribe, version)
 	}
 }
 
 func TestDemandHooks(t *testing.T) {
-	var mu sync.Mutex
-	var events []string
-	hook := func(what string) func(string) {
-		return func(uri string) {
-			mu.Lock()
-			events = append(events, what+" "+uri)
-			mu.Unlock()
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var events []string
+		hook := func(what string) func(string) {
+			return func(uri string) {
+				mu.Lock()
+				events = append(events, what+" "+uri)
+				mu.Unlock()
+			}
 		}
-	}
-	reg, connectWatcher := subscriptionServer(t, &resource.Options{Subscriptions: resource.SubscriptionOptions{
-		OnWatch: hook("watch"), OnUnwatch: hook("unwatch"),
-	}})
-	ctx := context.Background()
-	a, b := connectWatcher("2025-11-25"), connectWatcher("2026-07-28")
-	require.NoError(t, a.h.session.Subscribe(ctx, &mcp.SubscribeParams{URI: "log://prod/api"}))
-	require.NoError(t, b.h.session.Subscribe(ctx, &mcp.SubscribeParams{URI: "log://prod/api"}))
-	waitStats(t, reg, 2)
-	require.NoError(t, a.h.session.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "log://prod/api"}))
-	waitStats(t, reg, 1)
-	mu.Lock()
-	assert.Equal(t, []string{"watch log://prod/api"}, events, "one watcher left: still watched")
-	mu.Unlock()
-	require.NoError(t, b.h.session.Close()) // the last watcher goes away by disconnecting
-	waitStats(t, reg, 0)
-	// Hooks may run just after the change that causes them.
-	assert.Eventually(t, func() bool {
+		s := newSubscriptions(t, &resource.Options{Subscriptions: resource.SubscriptionOptions{
+			OnWatch: hook("watch"), OnUnwatch: hook("unwatch"),
+		}})
+		a, b := s.watch(t, "2025-11-25"), s.watch(t, "2026-07-28")
+		a.subscribe(t, "log://prod/api")
+		b.subscribe(t, "log://prod/api")
+		require.Equal(t, 2, s.stats())
+		require.NoError(t, a.session.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: "log://prod/api"}))
+		synctest.Wait()
+		require.Equal(t, 1, s.stats())
+		mu.Lock()
+		assert.Equal(t, []string{"watch log://prod/api"}, events, "one watcher left: still watched")
+		mu.Unlock()
+		require.NoError(t, b.session.Close()) // the last watcher goes away by disconnecting
+		synctest.Wait()
+		assert.Zero(t, s.stats())
 		mu.Lock()
 		defer mu.Unlock()
-		return slices.Equal([]string{"watch log://prod/api", "unwatch log://prod/api"}, events)
-	}, 10*time.Second, 5*time.Millisecond, "events: %v", events)
+		assert.Equal(t, []string{"watch log://prod/api", "unwatch log://prod/api"}, events)
+	})
 }
 
 // TestSessionsLeaveNoTrace subscribes and disconnects many sessions, in
-// both eras: afterwards the registry holds nothing.
+// both eras, eight at a time: afterwards the registry holds nothing.
 func TestSessionsLeaveNoTrace(t *testing.T) {
-	sessions := 10_000
+	t.Parallel()
+	sessions := 2_000
 	if testing.Short() {
-		sessions = 500
+		sessions = 200
 	}
-	reg := resource.NewRegistry(nil)
+	reg := newRegistry(t, nil)
 	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user"}, nil2))
-	server := mcp.NewServer(&mcp.Implementation{Name: "many"}, &mcp.ServerOptions{
-		SubscribeHandler: reg.Subscribe, UnsubscribeHandler: reg.Unsubscribe,
-	})
-	resource.Mount(server, reg)
+	server, err := reg.NewServer(&mcp.Implementation{Name: "many"}, &mcp.ServerOptions{Logger: quietLogger()})
+	require.NoError(t, err)
 	ctx := context.Background()
 	var failed atomic.Int32
 	var wg sync.WaitGroup
@@ -351,7 +336,9 @@ func TestSessionsLeaveNoTrace(t *testing.T) {
 	close(work)
 	wg.Wait()
 	require.Zero(t, failed.Load())
-	waitStats(t, reg, 0)
+	// Each session's subscriptions are dropped by a goroutine that saw it
+	// end; give them a moment.
+	require.Eventually(t, func() bool { n, _, _ := reg.SubscriptionStats(); return n == 0 }, 10*time.Second, time.Millisecond)
 	subs, sess, uris := reg.SubscriptionStats()
 	assert.Zero(t, subs+sess+uris, "after %d sessions came and went", sessions)
 }

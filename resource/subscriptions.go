@@ -12,12 +12,13 @@ import (
 type SubscriptionOptions struct {
 	// MaxPerSession caps the URIs one session may watch; a subscription
 	// beyond it is refused with -32602. Zero means
-	// DefaultMaxPerSession of package subscribe (1,000); negative means no cap.
+	// subscribe.DefaultMaxPerSession (1,000); subscribe.NoLimit sets no
+	// cap; negative is refused.
 	MaxPerSession int
 	// Window is how long changes are gathered before notifications go out:
 	// any number of Changed calls for one URI within it yield one
 	// notifications/resources/updated per subscriber. Zero means
-	// its DefaultWindow (100 ms).
+	// subscribe.DefaultWindow (100 ms); negative is refused.
 	Window time.Duration
 	// OnWatch is called when a URI gains its first subscriber, and
 	// OnUnwatch when it loses its last, so that the data source watches
@@ -39,57 +40,47 @@ type SubscriptionOptions struct {
 // subscription is written to the audit log (see AuditOptions).
 //
 // Its signature is that of mcp.ServerOptions.SubscribeHandler, which is how
-// subscriptions are enabled:
-//
-//	server := mcp.NewServer(impl, &mcp.ServerOptions{
-//		SubscribeHandler:   reg.Subscribe,
-//		UnsubscribeHandler: reg.Unsubscribe,
-//	})
-//	resource.Mount(server, reg)
-//
-// go-sdk then advertises the subscribe capability and runs the protocol;
-// the registry decides, records and notifies (see Changed). A session's
-// subscriptions are forgotten when it ends (or, on 2026-07-28, when its
-// listen stream does).
+// go-sdk enables subscriptions: Registry.NewServer sets it, and a server
+// made elsewhere sets it itself (see Mount). go-sdk then advertises the
+// subscribe capability and runs the protocol; the registry decides,
+// records and notifies (see Changed). A session's subscriptions are
+// forgotten when it ends (or, on 2026-07-28, when its listen stream does).
 func (r *Registry) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	if req == nil || req.Params == nil {
-		return invalidParams("resources/subscribe needs params with a uri")
+		c := r.begin(ctx, OpSubscribe, methodSubscribe, "", nil, nil)
+		return r.end(&c, invalid("resources/subscribe needs params with a uri"))
 	}
 	req = withListenExtra(ctx, req)
-	start, auditing := r.auditing(ctx)
-	identity := r.identity(ctx, req)
-	d, err := r.subscribe(ctx, req, identity)
-	if auditing {
-		r.audit(ctx, OpSubscribe, req.Params.URI, req.Session, identity, d, start)
-	}
-	return err
+	c := r.begin(ctx, OpSubscribe, methodSubscribe, req.Params.URI, req, req.Session)
+	return r.end(&c, r.subscribe(&c))
 }
 
-// subscribe answers resources/subscribe for Subscribe, and says what it
-// decided.
-func (r *Registry) subscribe(ctx context.Context, req *mcp.SubscribeRequest, identity string) (decision, error) {
-	u := req.Params.URI
-	if err := r.subscribes.spend("resources/subscribe", req.Session, identity); err != nil {
-		return decision{what: decisionLimited}, err
+// subscribe runs the steps of resources/subscribe.
+func (r *Registry) subscribe(c *call) error {
+	if err := r.open(); err != nil {
+		return err
 	}
-	if err := r.checkRequestURI(u); err != nil {
-		return decision{what: decisionInvalid}, err
+	if err := r.spend(c, r.subscribes); err != nil {
+		return err
 	}
-	t, ok := r.resolve(u)
-	if !ok {
-		return decision{what: decisionNotFound}, errNoSuchSubscription(u)
+	if err := r.checkURI(c.target); err != nil {
+		return err
 	}
-	if err := r.authorize(ctx, t.access(OpSubscribe, u, identity, req)); err != nil {
-		return decision{what: decisionDenied, reason: err}, errNoSuchSubscription(u)
+	t, err := r.resolve(c.target)
+	if err != nil {
+		return err
 	}
-	if req.Session == nil {
-		return decision{what: decisionAllowed}, nil // a direct call: nothing to notify
+	if err := r.authorize(c, t.access(c, OpSubscribe, c.target)); err != nil {
+		return err
 	}
-	if err := r.subs.Subscribe(req.Session, u); err != nil {
-		return decision{what: decisionInvalid}, invalidParams("cannot subscribe to %q: %v", u, err) // the per-session limit
+	if c.session == nil {
+		return nil // a direct call: nothing to notify
 	}
-	r.forgetOnEnd(req.Session)
-	return decision{what: decisionAllowed}, nil
+	if err := r.subs.Subscribe(c.session, c.target); err != nil {
+		return invalid("cannot subscribe to %q: %v", c.target, err) // the per-session limit, or closed
+	}
+	r.sessions.forgetOnEnd(c.session, r.subs)
+	return nil
 }
 
 // Unsubscribe answers resources/unsubscribe (and the end of a 2026-07-28
@@ -102,24 +93,6 @@ func (r *Registry) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest)
 	}
 	r.subs.Unsubscribe(req.Session, req.Params.URI)
 	return nil
-}
-
-// forgetOnEnd drops the session's subscriptions when it ends. One
-// goroutine waits per session that subscribed; it ends with the session.
-func (r *Registry) forgetOnEnd(s *mcp.ServerSession) {
-	r.watchMu.Lock()
-	defer r.watchMu.Unlock()
-	if r.watching[s] {
-		return
-	}
-	r.watching[s] = true
-	go func() {
-		s.Wait()
-		r.subs.Drop(s)
-		r.watchMu.Lock()
-		delete(r.watching, s)
-		r.watchMu.Unlock()
-	}()
 }
 
 // Changed reports that the resource at uri changed. It returns at once:
@@ -155,8 +128,9 @@ func (r *Registry) SubscriptionStats() (subscriptions, sessions, uris int) {
 // deliverUpdate notifies the subscribers of uri on every mounted server:
 // go-sdk sends notifications/resources/updated to exactly the sessions
 // subscribed to uri, legacy and 2026-07-28 alike.
+// It sends with the registry's own context, which Close cancels.
 func (r *Registry) deliverUpdate(u string) {
 	for _, s := range r.notify.mounted() {
-		s.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: u})
+		s.ResourceUpdated(r.ctx, &mcp.ResourceUpdatedNotificationParams{URI: u})
 	}
 }

@@ -19,11 +19,14 @@ import (
 // benchManager returns a Manager whose window outlasts the benchmark and
 // whose Deliver does nothing.
 func benchManager(b *testing.B) *subscribe.Manager[int] {
-	m := subscribe.New[int](&subscribe.Options{
-		MaxPerSession: -1,
+	m, err := subscribe.New[int](&subscribe.Options{
+		MaxPerSession: subscribe.NoLimit,
 		Window:        time.Hour,
 		Deliver:       func(string) {},
 	})
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Cleanup(m.Close)
 	return m
 }
@@ -144,7 +147,10 @@ func BenchmarkBookkeeping(b *testing.B) {
 				runtime.GC()
 				runtime.ReadMemStats(&before)
 				b.StartTimer()
-				m := subscribe.New[int](&subscribe.Options{MaxPerSession: -1})
+				m, err := subscribe.New[int](&subscribe.Options{MaxPerSession: subscribe.NoLimit})
+				if err != nil {
+					b.Fatal(err)
+				}
 				for s := range shape.sessions {
 					for j := range shape.perSession {
 						if err := m.Subscribe(s, uris[(s+j)%len(uris)]); err != nil {

@@ -1,6 +1,7 @@
 package subscribe_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 // one delivery.
 func ExampleManager() {
 	delivered := make(chan struct{})
-	m := subscribe.New[string](&subscribe.Options{
+	m, err := subscribe.New[string](&subscribe.Options{
 		Window: 10 * time.Millisecond,
 		Deliver: func(uri string) {
 			fmt.Println("notify subscribers of", uri)
@@ -21,6 +22,9 @@ func ExampleManager() {
 		OnWatch:   func(uri string) { fmt.Println("start watching", uri) },
 		OnUnwatch: func(uri string) { fmt.Println("stop watching", uri) },
 	})
+	if err != nil {
+		panic(err)
+	}
 	defer m.Close()
 
 	_ = m.Subscribe("alice", "file:///notes.txt")
@@ -46,4 +50,43 @@ func ExampleManager() {
 	// 2 subscriptions, 2 sessions, 1 URI
 	// stop watching file:///notes.txt
 	// 0 subscriptions, 0 sessions, 0 URIs
+}
+
+// New refuses what it would have to guess at; zero means the default,
+// and NoLimit lifts the cap on subscriptions per session.
+func ExampleNew() {
+	_, err := subscribe.New[string](&subscribe.Options{Window: -time.Second})
+	fmt.Println(err)
+
+	m, err := subscribe.New[string](&subscribe.Options{MaxPerSession: subscribe.NoLimit})
+	fmt.Println(err)
+	m.Close()
+
+	// Output:
+	// subscribe: negative Window -1s
+	// <nil>
+}
+
+// After Close nothing is delivered and Subscribe refuses, but the
+// subscriptions held can still be taken apart, and the data source is
+// told to stop watching.
+func ExampleManager_Close() {
+	m, err := subscribe.New[string](&subscribe.Options{
+		Deliver:   func(uri string) { fmt.Println("notify subscribers of", uri) },
+		OnUnwatch: func(uri string) { fmt.Println("stop watching", uri) },
+	})
+	if err != nil {
+		panic(err)
+	}
+	_ = m.Subscribe("alice", "file:///notes.txt")
+	m.Changed("file:///notes.txt") // pending, dropped by Close
+
+	m.Close() // when it returns, no delivery is under way or to come
+	err = m.Subscribe("bob", "file:///notes.txt")
+	fmt.Println(errors.Is(err, subscribe.ErrClosed))
+	m.Drop("alice")
+
+	// Output:
+	// true
+	// stop watching file:///notes.txt
 }

@@ -8,6 +8,11 @@
 // and every URI changed within a window is delivered once, and only if
 // someone watches it.
 //
+// New checks its Options and refuses values it would have to guess at;
+// zero always means the documented default. Close ends a Manager's life:
+// when it returns, no goroutine the Manager started is running, and no
+// delivery is made after it.
+//
 // The package knows nothing of MCP transports: delivery is a function the
 // caller supplies (mcpres's resource package delivers through go-sdk's
 // Server.ResourceUpdated, which reaches exactly the sessions subscribed to
@@ -17,6 +22,7 @@ package subscribe
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -24,59 +30,85 @@ import (
 	"time"
 )
 
-// Defaults for Options.
+// Defaults and special values for Options.
 const (
+	// DefaultMaxPerSession is the cap on one session's subscriptions
+	// when Options.MaxPerSession is zero.
 	DefaultMaxPerSession = 1000
-	DefaultWindow        = 100 * time.Millisecond
+	// DefaultWindow is the coalescing window when Options.Window is zero.
+	DefaultWindow = 100 * time.Millisecond
+	// NoLimit as Options.MaxPerSession sets no cap.
+	NoLimit = math.MaxInt
 )
 
 // ErrLimit is wrapped by Subscribe's error when a session already holds
 // Options.MaxPerSession subscriptions.
 var ErrLimit = errors.New("subscribe: too many subscriptions for this session")
 
-// Options configures a Manager. The zero value is usable.
+// ErrClosed is returned by Subscribe once the Manager is closed.
+var ErrClosed = errors.New("subscribe: Manager closed")
+
+// errEmptyURI is returned by Subscribe for an empty URI.
+var errEmptyURI = errors.New("subscribe: empty URI")
+
+// Options configures a Manager. The zero value is ready to use, and New
+// takes a nil *Options for it: every zero field means its documented
+// default. New refuses negative numbers.
 type Options struct {
 	// MaxPerSession caps the URIs one session may watch. Zero means
-	// DefaultMaxPerSession; negative means no cap.
+	// DefaultMaxPerSession; NoLimit sets no cap. Negative is an error.
 	MaxPerSession int
-	// Window is how long changes are gathered before delivery: any number
-	// of changes to one URI within it yield one delivery. Zero means
-	// DefaultWindow.
+	// Window is how long changes are gathered before delivery: it opens
+	// at the first change to a watched URI and, when it ends, every
+	// watched URI changed within it is delivered once, however many times
+	// it changed. Zero means DefaultWindow. Negative is an error.
 	Window time.Duration
 	// Deliver is called with each watched URI that changed, once per
-	// window, from the Manager's own goroutine (never from Changed). It
-	// may block; changes arriving meanwhile wait for the next window.
+	// window, in URI order, from a goroutine of the Manager's own (never
+	// from Changed), one call at a time. It may block: changes arriving
+	// meanwhile open the next window, and if that ends before Deliver
+	// returns, they are delivered as soon as it does. It may call the
+	// Manager, except Close (which would wait for it). A URI no longer watched when its window
+	// ends is not delivered. Nil means changes are not delivered (nor
+	// gathered).
 	Deliver func(uri string)
 	// OnWatch is called when a URI gains its first watcher, and OnUnwatch
 	// when it loses its last: the data source can start and stop watching
-	// it (polling, LISTEN, fsnotify). They are called with no lock held,
-	// one at a time, in the order the URIs gained and lost their watchers,
-	// so a hook may call back into the Manager. They are called by the
-	// goroutine whose Subscribe, Unsubscribe or Drop caused them, unless
-	// another goroutine is calling hooks at the time: that one then calls
-	// them too, and the Subscribe (or Unsubscribe, Drop) returns without
-	// waiting for them.
+	// it (polling, LISTEN, fsnotify). Nil means no call. They are called
+	// with no lock held, one at a time, in the order the URIs gained and
+	// lost their watchers, so a hook may call back into the Manager. They
+	// are called by the goroutine whose Subscribe, Unsubscribe or Drop
+	// caused them, unless another goroutine is calling hooks at the time:
+	// that one then calls them too, and the Subscribe (or Unsubscribe,
+	// Drop) returns without waiting for them. After Close, Unsubscribe
+	// and Drop still call OnUnwatch, so the data source can stop watching.
 	OnWatch, OnUnwatch func(uri string)
 }
 
 // A Manager tracks subscriptions of sessions of type S (any comparable
-// session handle). It is safe for concurrent use. Close stops its
-// delivery.
+// session handle; its zero value is a session like any other). It is
+// safe for concurrent use. The zero Manager is not usable: make one with
+// New, and end it with Close.
 type Manager[S comparable] struct {
 	opts Options
 
 	mu        sync.Mutex
 	byURI     map[string]set[S]
 	bySession map[S]set[string]
-	count     int // subscriptions
-	pending   map[string]struct{}
-	timer     *time.Timer
-	closed    atomic.Bool // set under mu; read without it by deliver
+	count     int                 // subscriptions
+	pending   map[string]struct{} // URIs changed in the current window
+	timer     *time.Timer         // the current window's, until it ends
+	due       bool                // a window ended during a delivery: deliver again after it
+	busy      bool                // a goroutine is delivering (see windowEnd)
+	closed    atomic.Bool         // set under mu; read without it between Deliver calls
 
 	hooks        []hookCall // OnWatch and OnUnwatch calls to make, in order
 	hooksRunning bool       // a goroutine is making them
 
-	flush sync.Mutex // one delivery at a time
+	// goroutines counts the windows' timer functions that are pending or
+	// running, the only goroutines the Manager starts: Close waits for
+	// them. Each is added under mu before closed is set.
+	goroutines sync.WaitGroup
 }
 
 // A hookCall is a call of OnWatch (watch) or OnUnwatch.
@@ -85,40 +117,60 @@ type hookCall struct {
 	watch bool
 }
 
-// New returns a Manager configured by opts, which may be nil.
-func New[S comparable](opts *Options) *Manager[S] {
-	m := &Manager[S]{
+// New returns a Manager configured by opts; a nil opts is the same as
+// &Options{}, which means every default. A negative MaxPerSession or
+// Window is an error, and New then returns a nil Manager. New starts no
+// goroutine: a Manager starts one when a window ends, and it lasts as long
+// as that window's delivery.
+func New[S comparable](opts *Options) (*Manager[S], error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	var errs []error
+	if o.MaxPerSession < 0 {
+		errs = append(errs, fmt.Errorf("subscribe: negative MaxPerSession %d (NoLimit sets no cap)", o.MaxPerSession))
+	}
+	if o.Window < 0 {
+		errs = append(errs, fmt.Errorf("subscribe: negative Window %v", o.Window))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if o.MaxPerSession == 0 {
+		o.MaxPerSession = DefaultMaxPerSession
+	}
+	if o.Window == 0 {
+		o.Window = DefaultWindow
+	}
+	return &Manager[S]{
+		opts:      o,
 		byURI:     make(map[string]set[S]),
 		bySession: make(map[S]set[string]),
 		pending:   make(map[string]struct{}),
-	}
-	if opts != nil {
-		m.opts = *opts
-	}
-	if m.opts.MaxPerSession == 0 {
-		m.opts.MaxPerSession = DefaultMaxPerSession
-	}
-	if m.opts.Window <= 0 {
-		m.opts.Window = DefaultWindow
-	}
-	return m
+	}, nil
 }
 
 // Subscribe records that session s watches uri. Subscribing again to a
-// URI s already watches is not an error. It returns an error wrapping
-// ErrLimit, and records nothing, if s already watches MaxPerSession URIs,
-// and an error if uri is empty.
+// URI s already watches is not an error. Subscribe records nothing and
+// returns ErrClosed once the Manager is closed, an error if uri is empty,
+// and an error wrapping ErrLimit if s already watches MaxPerSession URIs.
 func (m *Manager[S]) Subscribe(s S, uri string) error {
-	if uri == "" {
-		return errors.New("subscribe: empty URI")
-	}
 	m.mu.Lock()
+	if m.closed.Load() {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	if uri == "" {
+		m.mu.Unlock()
+		return errEmptyURI
+	}
 	uris := m.bySession[s]
 	if uris.has(uri) {
 		m.mu.Unlock()
 		return nil
 	}
-	if max := m.opts.MaxPerSession; max > 0 && uris.len() >= max {
+	if max := m.opts.MaxPerSession; uris.len() >= max {
 		m.mu.Unlock()
 		return fmt.Errorf("%w (%d)", ErrLimit, max)
 	}
@@ -137,8 +189,8 @@ func (m *Manager[S]) Subscribe(s S, uri string) error {
 	return nil
 }
 
-// Unsubscribe records that s no longer watches uri. It is not an error if
-// s did not watch it.
+// Unsubscribe records that s no longer watches uri. It does nothing if s
+// does not watch it (an empty uri included). It works after Close too.
 func (m *Manager[S]) Unsubscribe(s S, uri string) {
 	m.mu.Lock()
 	uris, ok := m.bySession[s]
@@ -156,7 +208,8 @@ func (m *Manager[S]) Unsubscribe(s S, uri string) {
 }
 
 // Drop forgets session s and every subscription it holds: call it when the
-// session ends.
+// session ends. It does nothing for a session that holds none. It works
+// after Close too.
 func (m *Manager[S]) Drop(s S) {
 	m.mu.Lock()
 	if uris, ok := m.bySession[s]; ok {
@@ -223,9 +276,14 @@ func (m *Manager[S]) unlockAndCallHooks() {
 }
 
 // Changed reports that the resource at uri changed. It returns at once:
-// if someone watches uri, a delivery is queued, and changes to the same
-// URI before it goes out ride along.
+// if someone watches uri, it is delivered when the window ends, together
+// with every other change to it until then. It does nothing for a URI no
+// one watches (an empty one included), without Options.Deliver, or once
+// the Manager is closed.
 func (m *Manager[S]) Changed(uri string) {
+	if m.opts.Deliver == nil {
+		return
+	}
 	m.mu.Lock()
 	if _, watched := m.byURI[uri]; watched {
 		m.queue(uri)
@@ -236,8 +294,12 @@ func (m *Manager[S]) Changed(uri string) {
 // ChangedWhere reports that every watched resource whose URI match
 // accepts changed: a subtree (ChangedPrefix) or the URIs of a template.
 // It costs one call of match per watched URI, made with the Manager's
-// lock held: match must not call the Manager.
+// lock held: match must not call the Manager. A nil match accepts
+// nothing. Like Changed, it does nothing once the Manager is closed.
 func (m *Manager[S]) ChangedWhere(match func(uri string) bool) {
+	if match == nil || m.opts.Deliver == nil {
+		return
+	}
 	m.mu.Lock()
 	for uri := range m.byURI {
 		if match(uri) {
@@ -248,38 +310,67 @@ func (m *Manager[S]) ChangedWhere(match func(uri string) bool) {
 }
 
 // ChangedPrefix reports that every watched resource whose URI starts with
-// prefix changed, such as everything under log://prod/.
+// prefix changed, such as everything under log://prod/; the empty prefix
+// means every watched resource. Like Changed, it does nothing once the
+// Manager is closed.
 func (m *Manager[S]) ChangedPrefix(prefix string) {
 	m.ChangedWhere(func(uri string) bool { return strings.HasPrefix(uri, prefix) })
 }
 
-// queue adds uri to the pending deliveries and starts the window's timer
-// if it is not running. m.mu must be held.
+// queue adds uri to the pending deliveries and opens a window if none is
+// open. m.mu must be held.
 func (m *Manager[S]) queue(uri string) {
-	if m.closed.Load() {
+	if m.closed.Load() || m.opts.Deliver == nil {
 		return
 	}
 	m.pending[uri] = struct{}{}
-	if m.timer == nil {
-		m.timer = time.AfterFunc(m.opts.Window, m.deliver)
+	if m.timer == nil && !m.due {
+		m.goroutines.Add(1)
+		m.timer = time.AfterFunc(m.opts.Window, m.windowEnd)
 	}
 }
 
-// deliver sends the pending URIs that are still watched.
-func (m *Manager[S]) deliver() {
-	m.flush.Lock()
-	defer m.flush.Unlock()
+// windowEnd runs on a goroutine of its own when a window ends. If a
+// delivery is under way it leaves the window's URIs to it (the delivering
+// goroutine goes on with them when it is done); otherwise it delivers
+// them itself, and then any whose window ended meanwhile. No goroutine
+// waits on a lock for long: the Manager stays responsive (and testable
+// with testing/synctest, where a goroutine blocked on a mutex would stall
+// the fake clock).
+func (m *Manager[S]) windowEnd() {
+	defer m.goroutines.Done()
 	m.mu.Lock()
 	m.timer = nil
-	var uris []string
-	for uri := range m.pending {
-		if _, watched := m.byURI[uri]; watched {
-			uris = append(uris, uri)
-		}
+	if m.busy {
+		m.due = true
+		m.mu.Unlock()
+		return
 	}
-	clear(m.pending)
+	m.busy = true
+	for !m.closed.Load() {
+		var uris []string
+		for uri := range m.pending {
+			if _, watched := m.byURI[uri]; watched {
+				uris = append(uris, uri)
+			}
+		}
+		clear(m.pending)
+		m.mu.Unlock()
+		m.deliver(uris)
+		m.mu.Lock()
+		if !m.due {
+			break
+		}
+		m.due = false
+	}
+	m.busy = false
 	m.mu.Unlock()
-	if m.opts.Deliver == nil {
+}
+
+// deliver calls Deliver with each of uris, in order, until the Manager is
+// closed.
+func (m *Manager[S]) deliver(uris []string) {
+	if len(uris) == 0 {
 		return
 	}
 	slices.Sort(uris)
@@ -291,7 +382,7 @@ func (m *Manager[S]) deliver() {
 	}
 }
 
-// Watched reports whether anyone watches uri.
+// Watched reports whether anyone watches uri. It works after Close too.
 func (m *Manager[S]) Watched(uri string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -301,26 +392,40 @@ func (m *Manager[S]) Watched(uri string) bool {
 
 // Stats counts what the Manager holds: the subscriptions, the sessions
 // holding any, and the URIs anyone watches. After every session has been
-// dropped all three are zero.
+// dropped all three are zero. It works after Close too.
 func (m *Manager[S]) Stats() (subscriptions, sessions, uris int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.count, len(m.bySession), len(m.byURI)
 }
 
-// Close stops delivery: pending changes are dropped, and later ones
-// ignored; a Deliver call under way when Close is called may finish, but
-// no other starts. Subscriptions are kept (Stats still counts them), and
-// OnWatch and OnUnwatch are still called.
+// Close ends the Manager's life. It ends the current window and drops the
+// changes pending in it; later changes are ignored, and Subscribe returns
+// ErrClosed. If a Deliver call is under way, Close waits for it to return
+// (so Deliver must not wait for Close's caller), and no other Deliver call
+// starts, not even for URIs of the same window. When Close returns, no
+// goroutine the Manager started is running, and none will start.
+//
+// Close must not be called by Deliver, nor by a hook that Deliver
+// causes: it would wait for itself.
+//
+// Subscriptions are kept: Unsubscribe, Drop, Watched and Stats work as
+// before, and Unsubscribe and Drop still call OnUnwatch, so that a caller
+// can clean up. Close may be called any number of times, concurrently
+// too; every call waits as the first does.
 func (m *Manager[S]) Close() {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.closed.Store(true)
 	if m.timer != nil {
-		m.timer.Stop()
+		if m.timer.Stop() { // its function will not run
+			m.goroutines.Done()
+		}
 		m.timer = nil
 	}
+	m.due = false
 	clear(m.pending)
+	m.mu.Unlock()
+	m.goroutines.Wait()
 }
 
 // smallSet is the size up to which a set is a slice: most sessions watch

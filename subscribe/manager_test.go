@@ -4,92 +4,104 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpres/mcpres/subscribe"
 )
 
-// timeout bounds every wait for something that must happen; a test that
-// hits it has hung (a deadlock, a lost delivery).
-const timeout = 10 * time.Second
+// The tests of timing run in testing/synctest bubbles: time is fake, so a
+// window passes at once, and synctest.Wait lets every goroutine of the
+// bubble (the Manager's included) finish what it can, so every count is
+// exact. A test that sleeps for a window and waits (see wait) knows that
+// what was due has been delivered, and nothing else.
+//
+// The tests that are not about time run outside bubbles. Every test runs
+// in parallel with the others.
 
-// barrierURI is watched by barrierSession in the managers of the delivery
-// tests; see harness.barrier.
-const (
-	barrierURI     = "test://barrier"
-	barrierSession = -1
-)
+// window is the Window of the timing tests. It is not a whole number of
+// milliseconds, so a window never ends at the very instant a test acts
+// on whole milliseconds (as TestDeliveryAgainstModel does).
+const window = 10*time.Millisecond + 500*time.Microsecond
 
-// A harness is a Manager whose deliveries are counted.
-type harness struct {
-	t *testing.T
-	m *subscribe.Manager[int]
-
-	mu        sync.Mutex
-	delivered map[string]int
-	barrier   chan struct{}
-}
-
-// newHarness returns a harness for a Manager with opts (of which Deliver
-// is the harness's), whose barrierSession watches barrierURI.
-func newHarness(t *testing.T, opts subscribe.Options) *harness {
-	h := &harness{t: t, delivered: make(map[string]int), barrier: make(chan struct{}, 1)}
-	opts.Deliver = h.deliver
-	h.m = subscribe.New[int](&opts)
-	t.Cleanup(h.m.Close)
-	if err := h.m.Subscribe(barrierSession, barrierURI); err != nil {
-		t.Fatal(err)
+// newManager returns a Manager with opts, failing the test if New fails,
+// and closes it when the test ends.
+func newManager[S comparable](t testing.TB, opts *subscribe.Options) *subscribe.Manager[S] {
+	t.Helper()
+	m, err := subscribe.New[S](opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
 	}
-	return h
+	t.Cleanup(m.Close)
+	return m
 }
 
-func (h *harness) deliver(uri string) {
-	if uri == barrierURI {
-		h.barrier <- struct{}{}
-		return
-	}
-	h.mu.Lock()
-	h.delivered[uri]++
-	h.mu.Unlock()
+// A delivery is a Deliver call: the URI, and how long after the start of
+// the test it was made (in a bubble, exactly).
+type delivery struct {
+	at  time.Duration
+	uri string
 }
 
-// sync waits until every change reported before it has been delivered (or
-// dropped): it changes barrierURI and waits for its delivery twice. The
-// delivery that carries the first one took every change pending with it;
-// the second comes in a later delivery, which starts once that one is
-// over.
-func (h *harness) sync() {
-	h.t.Helper()
-	for range 2 {
-		h.m.Changed(barrierURI)
-		select {
-		case <-h.barrier:
-		case <-time.After(timeout):
-			h.t.Fatal("barrier not delivered")
-		}
-	}
+func (d delivery) String() string { return fmt.Sprintf("%s@%v", d.uri, d.at) }
+
+// A recorder records Deliver calls.
+type recorder struct {
+	start time.Time
+	mu    sync.Mutex
+	got   []delivery
 }
 
-// take returns the deliveries counted so far (barriers aside) and resets
-// the count.
-func (h *harness) take() map[string]int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	got := h.delivered
-	h.delivered = make(map[string]int)
+func newRecorder() *recorder { return &recorder{start: time.Now()} }
+
+func (r *recorder) deliver(uri string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, delivery{time.Since(r.start), uri})
+}
+
+// take returns the deliveries recorded since the last take.
+func (r *recorder) take() []delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	got := r.got
+	r.got = nil
 	return got
 }
 
-func (h *harness) subscribe(s int, uris ...string) {
-	h.t.Helper()
+// want fails the test unless the deliveries since the last take are want,
+// in order, at their times.
+func (r *recorder) want(t *testing.T, what string, want ...delivery) {
+	t.Helper()
+	if got := r.take(); !slices.Equal(got, want) {
+		t.Errorf("%s: delivered %v, want %v", what, got, want)
+	}
+}
+
+// wait sleeps (on the bubble's fake clock) for d, then waits until every
+// other goroutine of the bubble is idle: whatever was due by then has
+// happened.
+func wait(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
+}
+
+// at is a delivery of uri at time d.
+func at(d time.Duration, uri string) delivery { return delivery{d, uri} }
+
+func subscribeAll[S comparable](t *testing.T, m *subscribe.Manager[S], s S, uris ...string) {
+	t.Helper()
 	for _, u := range uris {
-		if err := h.m.Subscribe(s, u); err != nil {
-			h.t.Fatalf("Subscribe(%d, %q): %v", s, u, err)
+		if err := m.Subscribe(s, u); err != nil {
+			t.Fatalf("Subscribe(%v, %q): %v", s, u, err)
 		}
 	}
 }
@@ -110,7 +122,9 @@ func wantWatched[S comparable](t *testing.T, m *subscribe.Manager[S], uri string
 }
 
 // within runs f on its own goroutine and fails the test if f has not
-// returned within timeout: f would have blocked (or deadlocked).
+// returned within 10 seconds: f would have blocked (or deadlocked). It is
+// for tests outside bubbles; in one, a goroutine blocked on a mutex would
+// stop the fake clock.
 func within(t *testing.T, what string, f func()) {
 	t.Helper()
 	done := make(chan struct{})
@@ -118,16 +132,52 @@ func within(t *testing.T, what string, f func()) {
 		defer close(done)
 		f()
 	}()
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
 	select {
 	case <-done:
-	case <-time.After(timeout):
+	case <-timer.C:
 		t.Fatalf("%s did not return: blocked", what)
 	}
 }
 
+func TestNew(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		opts    *subscribe.Options
+		wantErr string
+	}{
+		{"nil", nil, ""},
+		{"zero", &subscribe.Options{}, ""},
+		{"NoLimit", &subscribe.Options{MaxPerSession: subscribe.NoLimit, Window: time.Nanosecond}, ""},
+		{"negative MaxPerSession", &subscribe.Options{MaxPerSession: -1},
+			"subscribe: negative MaxPerSession -1 (NoLimit sets no cap)"},
+		{"negative Window", &subscribe.Options{Window: -time.Second},
+			"subscribe: negative Window -1s"},
+		{"both negative", &subscribe.Options{MaxPerSession: -5, Window: -time.Nanosecond},
+			"subscribe: negative MaxPerSession -5 (NoLimit sets no cap)\nsubscribe: negative Window -1ns"},
+	} {
+		m, err := subscribe.New[string](tc.opts)
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%s: New: %v", tc.name, err)
+		case tc.wantErr == "" && m == nil:
+			t.Errorf("%s: New returned a nil Manager and no error", tc.name)
+		case tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr):
+			t.Errorf("%s: New: error %v, want %q", tc.name, err, tc.wantErr)
+		case tc.wantErr != "" && m != nil:
+			t.Errorf("%s: New returned a Manager with its error", tc.name)
+		}
+		if m != nil {
+			m.Close()
+		}
+	}
+}
+
 func TestBookkeeping(t *testing.T) {
-	m := subscribe.New[string](nil)
-	defer m.Close()
+	t.Parallel()
+	m := newManager[string](t, nil)
 	wantStats(t, m, 0, 0, 0)
 	for _, sub := range [][2]string{{"alice", "a"}, {"alice", "b"}, {"bob", "a"}} {
 		if err := m.Subscribe(sub[0], sub[1]); err != nil {
@@ -138,6 +188,7 @@ func TestBookkeeping(t *testing.T) {
 	wantWatched(t, m, "a", true)
 	wantWatched(t, m, "b", true)
 	wantWatched(t, m, "c", false)
+	wantWatched(t, m, "", false)
 
 	// Subscribing again changes nothing.
 	if err := m.Subscribe("alice", "a"); err != nil {
@@ -149,6 +200,7 @@ func TestBookkeeping(t *testing.T) {
 	m.Unsubscribe("alice", "c")
 	m.Unsubscribe("carol", "a")
 	m.Unsubscribe("bob", "b")
+	m.Unsubscribe("bob", "")
 	wantStats(t, m, 3, 2, 2)
 
 	m.Unsubscribe("alice", "a")
@@ -172,29 +224,29 @@ func TestBookkeeping(t *testing.T) {
 		t.Error("Subscribe with an empty URI: no error")
 	}
 	wantStats(t, m, 0, 0, 0)
+
+	// The zero session is a session like any other.
+	subscribeAll(t, m, "", "a")
+	wantStats(t, m, 1, 1, 1)
+	m.Drop("")
+	wantStats(t, m, 0, 0, 0)
 }
 
 // TestBigSets subscribes a session to many URIs and many sessions to one,
 // beyond the size up to which the Manager keeps a set as a slice, and
 // takes them apart again.
 func TestBigSets(t *testing.T) {
+	t.Parallel()
 	const n = 100
-	m := subscribe.New[int](nil)
-	defer m.Close()
+	m := newManager[int](t, nil)
 	uri := func(i int) string { return fmt.Sprintf("test://item/%d", i) }
 	for i := range n {
-		if err := m.Subscribe(0, uri(i)); err != nil { // session 0 watches every URI
-			t.Fatal(err)
-		}
-		if err := m.Subscribe(i+1, uri(0)); err != nil { // everyone watches URI 0
-			t.Fatal(err)
-		}
+		subscribeAll(t, m, 0, uri(i))   // session 0 watches every URI
+		subscribeAll(t, m, i+1, uri(0)) // everyone watches URI 0
 	}
 	wantStats(t, m, 2*n, n+1, n)
 	for i := range n {
-		if err := m.Subscribe(0, uri(i)); err != nil {
-			t.Fatal(err)
-		}
+		subscribeAll(t, m, 0, uri(i))
 	}
 	wantStats(t, m, 2*n, n+1, n)
 	for i := 1; i < n; i += 2 {
@@ -219,18 +271,18 @@ func TestBigSets(t *testing.T) {
 // counts, the limit's refusals, and that the hooks follow each URI's first
 // watcher and last.
 func TestAgainstModel(t *testing.T) {
+	t.Parallel()
 	const (
 		sessions = 20
 		uris     = 40
 		limit    = 25
 	)
 	var hooks []string
-	m := subscribe.New[int](&subscribe.Options{
+	m := newManager[int](t, &subscribe.Options{
 		MaxPerSession: limit,
 		OnWatch:       func(u string) { hooks = append(hooks, "+"+u) },
 		OnUnwatch:     func(u string) { hooks = append(hooks, "-"+u) },
 	})
-	defer m.Close()
 	model := make(map[int]map[string]bool)
 	watchers := make(map[string]int)
 	names := make([]string, uris)
@@ -310,14 +362,10 @@ func TestAgainstModel(t *testing.T) {
 }
 
 func TestLimit(t *testing.T) {
+	t.Parallel()
 	var watched []string
-	m := subscribe.New[string](&subscribe.Options{MaxPerSession: 3, OnWatch: func(u string) { watched = append(watched, u) }})
-	defer m.Close()
-	for _, u := range []string{"a", "b", "c"} {
-		if err := m.Subscribe("alice", u); err != nil {
-			t.Fatalf("Subscribe(%q): %v", u, err)
-		}
-	}
+	m := newManager[string](t, &subscribe.Options{MaxPerSession: 3, OnWatch: func(u string) { watched = append(watched, u) }})
+	subscribeAll(t, m, "alice", "a", "b", "c")
 	err := m.Subscribe("alice", "d")
 	if !errors.Is(err, subscribe.ErrLimit) {
 		t.Fatalf("fourth Subscribe: %v, want ErrLimit", err)
@@ -342,43 +390,44 @@ func TestLimit(t *testing.T) {
 	wantStats(t, m, 4, 2, 3)
 }
 
-func TestLimitDefaultAndNone(t *testing.T) {
-	for _, tc := range []struct {
-		max  int
-		want int // subscriptions accepted of 2,000; 0 for all
-	}{
+// TestLimitDefaultAndNoLimit: zero means DefaultMaxPerSession, NoLimit
+// means no cap, and one means one.
+func TestLimitDefaultAndNoLimit(t *testing.T) {
+	t.Parallel()
+	const tries = 2_000
+	uris := make([]string, tries)
+	for i := range uris {
+		uris[i] = "test://" + strconv.Itoa(i)
+	}
+	for _, tc := range []struct{ max, want int }{
 		{0, subscribe.DefaultMaxPerSession},
-		{-1, 0},
+		{subscribe.NoLimit, tries},
+		{1, 1},
 	} {
-		m := subscribe.New[int](&subscribe.Options{MaxPerSession: tc.max})
+		m := newManager[int](t, &subscribe.Options{MaxPerSession: tc.max})
 		n := 0
-		for i := range 2_000 {
-			err := m.Subscribe(1, fmt.Sprintf("test://%d", i))
+		for _, u := range uris {
+			err := m.Subscribe(1, u)
 			if err == nil {
 				n++
 			} else if !errors.Is(err, subscribe.ErrLimit) {
 				t.Fatalf("MaxPerSession %d: %v", tc.max, err)
 			}
 		}
-		want := tc.want
-		if want == 0 {
-			want = 2_000
+		if n != tc.want {
+			t.Errorf("MaxPerSession %d: %d subscriptions accepted, want %d", tc.max, n, tc.want)
 		}
-		if n != want {
-			t.Errorf("MaxPerSession %d: %d subscriptions accepted, want %d", tc.max, n, want)
-		}
-		wantStats(t, m, want, 1, want)
-		m.Close()
+		wantStats(t, m, tc.want, 1, tc.want)
 	}
 }
 
 func TestHooksFirstAndLast(t *testing.T) {
+	t.Parallel()
 	var calls []string
-	m := subscribe.New[int](&subscribe.Options{
+	m := newManager[int](t, &subscribe.Options{
 		OnWatch:   func(u string) { calls = append(calls, "watch "+u) },
 		OnUnwatch: func(u string) { calls = append(calls, "unwatch "+u) },
 	})
-	defer m.Close()
 	want := func(w ...string) {
 		t.Helper()
 		slices.Sort(calls)
@@ -388,9 +437,7 @@ func TestHooksFirstAndLast(t *testing.T) {
 		calls = nil
 	}
 	for s := range 3 {
-		if err := m.Subscribe(s, "a"); err != nil {
-			t.Fatal(err)
-		}
+		subscribeAll(t, m, s, "a")
 	}
 	want("watch a")
 	_ = m.Subscribe(0, "a")
@@ -403,10 +450,8 @@ func TestHooksFirstAndLast(t *testing.T) {
 	want()
 
 	// Drop calls OnUnwatch for each URI the session was the last to watch.
-	for _, u := range []string{"a", "b", "c"} {
-		_ = m.Subscribe(7, u)
-	}
-	_ = m.Subscribe(8, "b")
+	subscribeAll(t, m, 7, "a", "b", "c")
+	subscribeAll(t, m, 8, "b")
 	want("watch a", "watch b", "watch c")
 	m.Drop(7)
 	want("unwatch a", "unwatch c")
@@ -416,16 +461,17 @@ func TestHooksFirstAndLast(t *testing.T) {
 	want()
 
 	// A URI watched again is announced again.
-	_ = m.Subscribe(9, "a")
+	subscribeAll(t, m, 9, "a")
 	want("watch a")
 }
 
 // TestHooksCallBack has hooks call back into the Manager: with a lock held
 // while they run, they would deadlock.
 func TestHooksCallBack(t *testing.T) {
+	t.Parallel()
 	var m *subscribe.Manager[int]
 	var calls []string
-	m = subscribe.New[int](&subscribe.Options{
+	m = newManager[int](t, &subscribe.Options{
 		OnWatch: func(u string) {
 			calls = append(calls, "watch "+u)
 			if !m.Watched(u) {
@@ -450,7 +496,6 @@ func TestHooksCallBack(t *testing.T) {
 			}
 		},
 	})
-	defer m.Close()
 	within(t, "Subscribe with a hook calling back", func() {
 		if err := m.Subscribe(1, "a"); err != nil {
 			t.Error(err)
@@ -468,6 +513,7 @@ func TestHooksCallBack(t *testing.T) {
 // goroutines at once: the hooks must alternate for each URI (watch,
 // unwatch, watch, ...), one call at a time, and agree with the end state.
 func TestHooksOrdered(t *testing.T) {
+	t.Parallel()
 	var (
 		mu      sync.Mutex
 		watched = make(map[string]bool)
@@ -488,14 +534,14 @@ func TestHooksOrdered(t *testing.T) {
 			active.Add(-1)
 		}
 	}
-	m := subscribe.New[int](&subscribe.Options{OnWatch: hook(true), OnUnwatch: hook(false)})
-	defer m.Close()
+	m := newManager[int](t, &subscribe.Options{OnWatch: hook(true), OnUnwatch: hook(false)})
+	uris := []string{"test://0", "test://1", "test://2"}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(g), 0))
 			for range 5_000 {
-				u := fmt.Sprintf("test://%d", rng.IntN(3))
+				u := uris[rng.IntN(len(uris))]
 				switch rng.IntN(3) {
 				case 0:
 					_ = m.Subscribe(g, u)
@@ -511,8 +557,7 @@ func TestHooksOrdered(t *testing.T) {
 	if msg := bad.Load(); msg != nil {
 		t.Fatal(msg)
 	}
-	for i := range 3 {
-		u := fmt.Sprintf("test://%d", i)
+	for _, u := range uris {
 		if m.Watched(u) != watched[u] {
 			t.Errorf("Watched(%q) = %v, but the hooks say %v", u, m.Watched(u), watched[u])
 		}
@@ -521,14 +566,14 @@ func TestHooksOrdered(t *testing.T) {
 
 // TestHookPanic: a hook that panics does not stop later hooks.
 func TestHookPanic(t *testing.T) {
+	t.Parallel()
 	var calls []string
-	m := subscribe.New[int](&subscribe.Options{OnWatch: func(u string) {
+	m := newManager[int](t, &subscribe.Options{OnWatch: func(u string) {
 		if u == "bad" {
 			panic("bad hook")
 		}
 		calls = append(calls, u)
 	}})
-	defer m.Close()
 	func() {
 		defer func() {
 			if recover() == nil {
@@ -543,337 +588,719 @@ func TestHookPanic(t *testing.T) {
 	}
 }
 
-func TestChangedUnwatched(t *testing.T) {
-	h := newHarness(t, subscribe.Options{Window: time.Millisecond})
-	h.subscribe(1, "test://a")
-	h.m.Changed("test://nobody")
-	h.m.ChangedPrefix("test://nobody")
-	h.m.Changed("test://a")
-	h.m.Unsubscribe(1, "test://a") // before the delivery: not delivered
-	h.sync()
-	if got := h.take(); len(got) != 0 {
-		t.Errorf("delivered %v, want nothing", got)
-	}
+// TestWindow checks when deliveries are made: exactly one window after
+// the first change, however many changes follow within it; the next
+// change opens the next window.
+func TestWindow(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		m := newManager[int](t, &subscribe.Options{Window: window, Deliver: r.deliver})
+		subscribeAll(t, m, 1, "test://a", "test://b")
+
+		m.Changed("test://a")
+		wait(window - time.Nanosecond)
+		r.want(t, "just before the window ends")
+		wait(time.Nanosecond)
+		r.want(t, "as the window ends", at(window, "test://a"))
+
+		// Changes spread over the window, to two URIs: one delivery
+		// each, in URI order, at the end of the window the first opened.
+		start := 20 * time.Millisecond
+		wait(start - window)
+		m.Changed("test://b")
+		wait(time.Millisecond)
+		m.Changed("test://a")
+		wait(window/2 - time.Millisecond)
+		m.Changed("test://b")
+		m.Changed("test://a")
+		wait(window - window/2 - time.Nanosecond)
+		m.Changed("test://b") // the last instant of the window
+		wait(time.Nanosecond)
+		r.want(t, "changes over one window", at(start+window, "test://a"), at(start+window, "test://b"))
+
+		// Two consecutive windows: two deliveries.
+		start = 40 * time.Millisecond
+		wait(start - (20*time.Millisecond + window))
+		m.Changed("test://a")
+		wait(window + time.Millisecond)
+		m.Changed("test://a")
+		wait(window)
+		r.want(t, "two windows", at(start+window, "test://a"), at(start+2*window+time.Millisecond, "test://a"))
+
+		wait(100 * window)
+		r.want(t, "nothing changed")
+	})
+}
+
+// TestDefaultWindow: Window zero means DefaultWindow.
+func TestDefaultWindow(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		m := newManager[int](t, &subscribe.Options{Deliver: r.deliver})
+		subscribeAll(t, m, 1, "test://a")
+		m.Changed("test://a")
+		wait(subscribe.DefaultWindow - time.Nanosecond)
+		r.want(t, "before DefaultWindow")
+		wait(time.Nanosecond)
+		r.want(t, "at DefaultWindow", at(subscribe.DefaultWindow, "test://a"))
+	})
 }
 
 func TestChangedCoalesces(t *testing.T) {
-	h := newHarness(t, subscribe.Options{Window: 50 * time.Millisecond})
-	h.subscribe(1, "test://hot", "test://warm")
-	h.subscribe(2, "test://hot")
-	for range 1_000 {
-		h.m.Changed("test://hot")
-	}
-	h.sync()
-	got := h.take()
-	if n := got["test://hot"]; n < 1 || n > 2 {
-		t.Errorf("1,000 changes within the window: %d deliveries, want 1 or 2", n)
-	}
-	if len(got) != 1 {
-		t.Errorf("delivered %v, want test://hot alone", got)
-	}
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		m := newManager[int](t, &subscribe.Options{Window: window, Deliver: r.deliver})
+		subscribeAll(t, m, 1, "test://hot", "test://warm")
+		subscribeAll(t, m, 2, "test://hot")
+		for range 1_000 {
+			m.Changed("test://hot")
+		}
+		wait(window)
+		r.want(t, "1,000 changes to one URI within the window", at(window, "test://hot"))
 
-	// Many URIs changed many times each within a window.
-	uris := make([]string, 100)
-	for i := range uris {
-		uris[i] = fmt.Sprintf("test://many/%d", i)
-		h.subscribe(3, uris[i])
-	}
-	for range 100 {
+		// 100 URIs changed 100 times each within a window: one delivery
+		// each, in URI order.
+		uris := make([]string, 100)
+		for i := range uris {
+			uris[i] = fmt.Sprintf("test://many/%03d", i)
+			subscribeAll(t, m, 3, uris[i])
+		}
+		start := 20 * time.Millisecond
+		wait(start - window)
+		for range 100 {
+			for _, u := range uris {
+				m.Changed(u)
+			}
+		}
+		wait(window)
+		var want []delivery
 		for _, u := range uris {
-			h.m.Changed(u)
+			want = append(want, at(start+window, u))
 		}
-	}
-	h.sync()
-	got = h.take()
-	for _, u := range uris {
-		if n := got[u]; n < 1 || n > 2 {
-			t.Errorf("%s: %d deliveries, want 1 or 2", u, n)
-		}
-	}
-	if len(got) != len(uris) {
-		t.Errorf("delivered %d URIs, want %d", len(got), len(uris))
-	}
+		r.want(t, "100 URIs changed 100 times each", want...)
 
-	// A later change is delivered again.
-	h.m.Changed("test://hot")
-	h.sync()
-	if got := h.take(); got["test://hot"] != 1 || len(got) != 1 {
-		t.Errorf("a later change: delivered %v", got)
-	}
+		// A later change is delivered again.
+		start = 40 * time.Millisecond
+		wait(start - (20*time.Millisecond + window))
+		m.Changed("test://hot")
+		wait(window)
+		r.want(t, "a later change", at(start+window, "test://hot"))
+	})
+}
+
+// TestChangedUnwatched: only URIs watched both when they change and when
+// their window ends are delivered.
+func TestChangedUnwatched(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		m := newManager[int](t, &subscribe.Options{Window: window, Deliver: r.deliver})
+		subscribeAll(t, m, 1, "test://a")
+		m.Changed("test://nobody")
+		m.ChangedPrefix("test://nobody")
+		m.Changed("")
+		m.Changed("test://a")
+		m.Unsubscribe(1, "test://a") // before the window ends: not delivered
+		wait(10 * window)
+		r.want(t, "changes to URIs unwatched")
+
+		m.Changed("test://b")
+		subscribeAll(t, m, 1, "test://b") // after the change: nothing to deliver
+		wait(10 * window)
+		r.want(t, "a change before the subscription")
+
+		// Still, the Manager delivers.
+		m.Changed("test://b")
+		wait(window)
+		r.want(t, "a watched URI", at(20*window+window, "test://b"))
+	})
 }
 
 func TestChangedPrefixAndWhere(t *testing.T) {
-	h := newHarness(t, subscribe.Options{Window: time.Millisecond})
-	h.subscribe(1, "log://prod/a", "log://prod/b/c", "log://dev/a", "log://prod")
-	h.subscribe(2, "log://prod/a", "log://production")
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		m := newManager[int](t, &subscribe.Options{Window: window, Deliver: r.deliver})
+		subscribeAll(t, m, 1, "log://prod/a", "log://prod/b/c", "log://dev/a", "log://prod")
+		subscribeAll(t, m, 2, "log://prod/a", "log://production")
 
-	h.m.ChangedPrefix("log://prod/")
-	h.sync()
-	want := map[string]int{"log://prod/a": 1, "log://prod/b/c": 1}
-	if got := h.take(); !mapsEqual(got, want) {
-		t.Errorf("ChangedPrefix: delivered %v, want %v", got, want)
-	}
+		m.ChangedPrefix("log://prod/")
+		wait(window)
+		r.want(t, "ChangedPrefix", at(window, "log://prod/a"), at(window, "log://prod/b/c"))
 
-	h.m.ChangedWhere(func(u string) bool { return strings.HasSuffix(u, "/a") })
-	h.sync()
-	want = map[string]int{"log://prod/a": 1, "log://dev/a": 1}
-	if got := h.take(); !mapsEqual(got, want) {
-		t.Errorf("ChangedWhere: delivered %v, want %v", got, want)
-	}
+		m.ChangedWhere(func(u string) bool { return strings.HasSuffix(u, "/a") })
+		wait(window)
+		r.want(t, "ChangedWhere", at(2*window, "log://dev/a"), at(2*window, "log://prod/a"))
 
-	h.m.ChangedPrefix("nothing://")
-	h.m.ChangedWhere(func(string) bool { return false })
-	h.sync()
-	if got := h.take(); len(got) != 0 {
-		t.Errorf("no match: delivered %v", got)
-	}
+		m.ChangedPrefix("nothing://")
+		m.ChangedWhere(func(string) bool { return false })
+		m.ChangedWhere(nil)
+		wait(10 * window)
+		r.want(t, "no match")
+
+		m.ChangedPrefix("")
+		wait(window)
+		r.want(t, "the empty prefix", at(13*window, "log://dev/a"), at(13*window, "log://prod"),
+			at(13*window, "log://prod/a"), at(13*window, "log://prod/b/c"), at(13*window, "log://production"))
+	})
 }
 
-func mapsEqual(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
+// TestDeliveryAgainstModel makes random subscriptions and changes at
+// random (fake) times and checks every delivery, its URI and its exact
+// time, against a model of windows.
+func TestDeliveryAgainstModel(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		m := newManager[int](t, &subscribe.Options{Window: window, Deliver: r.deliver})
+		names := []string{"test://a/0", "test://a/1", "test://a/2", "test://b/0", "test://b/1", "test://b/2"}
+		// The model.
+		var (
+			subs     = make(map[int]map[string]bool)
+			watchers = make(map[string]int)
+			pending  = make(map[string]bool)
+			open     bool          // a window is open
+			end      time.Duration // when it ends
+			want     []delivery
+		)
+		unwatch := func(u string) {
+			if watchers[u]--; watchers[u] == 0 {
+				delete(watchers, u)
+			}
 		}
-	}
-	return true
+		changed := func(now time.Duration, u string) {
+			if watchers[u] == 0 {
+				return
+			}
+			pending[u] = true
+			if !open {
+				open, end = true, now+window
+			}
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		var now time.Duration
+		for range 3_000 {
+			if d := time.Duration(rng.IntN(4)) * time.Millisecond; d > 0 {
+				wait(d)
+				now += d
+			}
+			if open && end <= now { // the window ended since the last step
+				var uris []string
+				for u := range pending {
+					if watchers[u] > 0 {
+						uris = append(uris, u)
+					}
+				}
+				slices.Sort(uris)
+				for _, u := range uris {
+					want = append(want, at(end, u))
+				}
+				clear(pending)
+				open = false
+			}
+			s, u := rng.IntN(4), names[rng.IntN(len(names))]
+			switch op := rng.IntN(20); {
+			case op < 6:
+				subscribeAll(t, m, s, u)
+				if !subs[s][u] {
+					if subs[s] == nil {
+						subs[s] = make(map[string]bool)
+					}
+					subs[s][u] = true
+					watchers[u]++
+				}
+			case op < 10:
+				m.Unsubscribe(s, u)
+				if subs[s][u] {
+					delete(subs[s], u)
+					unwatch(u)
+				}
+			case op < 11:
+				m.Drop(s)
+				for u := range subs[s] {
+					unwatch(u)
+				}
+				delete(subs, s)
+			case op < 18:
+				m.Changed(u)
+				changed(now, u)
+			default:
+				prefix := u[:len("test://a/")]
+				m.ChangedPrefix(prefix)
+				for _, u := range names {
+					if strings.HasPrefix(u, prefix) {
+						changed(now, u)
+					}
+				}
+			}
+		}
+		m.Close() // the window open, if any, is dropped
+		wait(10 * window)
+		got := r.take()
+		if !slices.Equal(got, want) {
+			t.Errorf("%d deliveries, want %d", len(got), len(want))
+			for i := range max(len(got), len(want)) {
+				var g, w delivery
+				if i < len(got) {
+					g = got[i]
+				}
+				if i < len(want) {
+					w = want[i]
+				}
+				if g != w {
+					t.Fatalf("delivery %d: %v, want %v", i, g, w)
+				}
+			}
+		}
+		if len(want) < 100 {
+			t.Errorf("only %d deliveries: the test tests little", len(want))
+		}
+	})
 }
 
 // TestChangedDoesNotWaitForDeliver blocks Deliver and checks that the
-// Manager's methods still return at once; the change made meanwhile is
-// delivered once Deliver is free.
+// Manager's methods still return at once (if one blocked on a lock, the
+// bubble's clock would stop and the test hang until go test's -timeout);
+// the change made meanwhile is delivered as soon as Deliver is free.
 func TestChangedDoesNotWaitForDeliver(t *testing.T) {
-	entered := make(chan string, 10)
-	release := make(chan struct{})
-	m := subscribe.New[int](&subscribe.Options{
-		Window: time.Millisecond,
-		Deliver: func(u string) {
-			entered <- u
-			<-release
-		},
-	})
-	defer m.Close()
-	if err := m.Subscribe(1, "test://slow"); err != nil {
-		t.Fatal(err)
-	}
-	m.Changed("test://slow")
-	select {
-	case <-entered: // Deliver is blocked
-	case <-time.After(timeout):
-		t.Fatal("no delivery")
-	}
-	within(t, "Changed while Deliver blocks", func() {
-		for range 100 {
-			m.Changed("test://slow")
-		}
-		m.ChangedPrefix("test://")
-		m.ChangedWhere(func(string) bool { return true })
-		_ = m.Subscribe(2, "test://other")
-		m.Unsubscribe(2, "test://other")
-		m.Stats()
-	})
-	close(release)
-	select {
-	case u := <-entered:
-		if u != "test://slow" {
-			t.Errorf("delivered %q after the blocked Deliver, want test://slow", u)
-		}
-	case <-time.After(timeout):
-		t.Fatal("the change made while Deliver blocked was not delivered")
-	}
-}
-
-// TestDeliverCallsBack has Deliver call back into the Manager.
-func TestDeliverCallsBack(t *testing.T) {
-	var m *subscribe.Manager[int]
-	done := make(chan struct{})
-	m = subscribe.New[int](&subscribe.Options{
-		Window: time.Millisecond,
-		Deliver: func(u string) {
-			m.Stats()
-			m.Changed(u)
-			m.Unsubscribe(1, u)
-			close(done)
-		},
-	})
-	defer m.Close()
-	if err := m.Subscribe(1, "test://a"); err != nil {
-		t.Fatal(err)
-	}
-	m.Changed("test://a")
-	select {
-	case <-done:
-	case <-time.After(timeout):
-		t.Fatal("Deliver calling back into the Manager did not return")
-	}
-	wantStats(t, m, 0, 0, 0)
-}
-
-func TestClose(t *testing.T) {
-	t.Run("pending", func(t *testing.T) {
-		// Block a delivery, queue more changes behind it, and Close: none
-		// of them is delivered, not even those of the delivery under way.
-		entered := make(chan string, 10)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
 		release := make(chan struct{})
-		var mu sync.Mutex
-		var delivered []string
-		m := subscribe.New[int](&subscribe.Options{
-			Window: 20 * time.Millisecond,
+		var blocked atomic.Bool
+		m := newManager[int](t, &subscribe.Options{
+			Window: window,
 			Deliver: func(u string) {
-				mu.Lock()
-				delivered = append(delivered, u)
-				mu.Unlock()
-				if u == "test://a" {
-					entered <- u
+				r.deliver(u)
+				if blocked.CompareAndSwap(false, true) {
 					<-release
 				}
 			},
 		})
-		for _, u := range []string{"test://a", "test://b", "test://c"} {
-			if err := m.Subscribe(1, u); err != nil {
-				t.Fatal(err)
-			}
+		subscribeAll(t, m, 1, "test://slow")
+		m.Changed("test://slow")
+		wait(window)
+		r.want(t, "the first change", at(window, "test://slow")) // and Deliver blocks
+
+		for range 100 {
+			m.Changed("test://slow") // opens the next window
 		}
-		m.Changed("test://a")
-		m.Changed("test://c") // with a, or pending when Close is called
-		select {
-		case <-entered:
-		case <-time.After(timeout):
-			t.Fatal("no delivery")
-		}
-		m.Changed("test://b") // pending
-		m.Close()
-		close(release)
-		m.Changed("test://b")
-		time.Sleep(100 * time.Millisecond) // several windows
-		mu.Lock()
-		defer mu.Unlock()
-		if !slices.Equal(delivered, []string{"test://a"}) {
-			t.Errorf("delivered %q, want test://a (under way when closed) alone", delivered)
-		}
-	})
-	t.Run("after", func(t *testing.T) {
-		var n atomic.Int32
-		m := subscribe.New[int](&subscribe.Options{Window: time.Millisecond, Deliver: func(string) { n.Add(1) }})
-		if err := m.Subscribe(1, "test://a"); err != nil {
-			t.Fatal(err)
-		}
-		m.Close()
-		m.Changed("test://a")
 		m.ChangedPrefix("test://")
-		m.Close() // twice is fine
-		time.Sleep(50 * time.Millisecond)
-		if n.Load() != 0 {
-			t.Errorf("%d deliveries after Close", n.Load())
-		}
-		wantStats(t, m, 1, 1, 1) // subscriptions are kept
-		m.Drop(1)
-		wantStats(t, m, 0, 0, 0)
+		m.ChangedWhere(func(string) bool { return true })
+		subscribeAll(t, m, 2, "test://other")
+		m.Changed("test://other")
+		m.Unsubscribe(2, "test://other")
+		m.Stats()
+		m.Watched("test://slow")
+
+		wait(5 * window) // the next window ends meanwhile
+		r.want(t, "while Deliver blocks")
+		close(release)
+		synctest.Wait()
+		r.want(t, "once Deliver returns", at(6*window, "test://slow"))
+		wait(10 * window)
+		r.want(t, "later")
 	})
 }
 
-// TestNilDeliver: without Deliver, changes are gathered and dropped.
+// TestDeliverCallsBack has Deliver call back into the Manager.
+func TestDeliverCallsBack(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		var m *subscribe.Manager[int]
+		m = newManager[int](t, &subscribe.Options{
+			Window: window,
+			Deliver: func(u string) {
+				r.deliver(u)
+				m.Stats()
+				m.Changed(u)
+				m.Unsubscribe(1, u) // before the window Changed opened ends
+				if err := m.Subscribe(2, "test://b"); err != nil {
+					t.Error(err)
+				}
+			},
+		})
+		subscribeAll(t, m, 1, "test://a")
+		m.Changed("test://a")
+		wait(window)
+		r.want(t, "the change", at(window, "test://a"))
+		wantStats(t, m, 1, 1, 1)
+		wantWatched(t, m, "test://b", true)
+		wait(10 * window)
+		r.want(t, "the change made by Deliver, unwatched since")
+	})
+}
+
+// TestNilDeliver: without Deliver, changes are ignored.
 func TestNilDeliver(t *testing.T) {
-	m := subscribe.New[int](nil)
-	defer m.Close()
-	if err := m.Subscribe(1, "test://a"); err != nil {
-		t.Fatal(err)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		m := newManager[int](t, &subscribe.Options{Window: window})
+		subscribeAll(t, m, 1, "test://a")
+		m.Changed("test://a")
+		m.ChangedPrefix("test://")
+		wait(10 * window)
+		wantStats(t, m, 1, 1, 1)
+	})
+}
+
+func TestClose(t *testing.T) {
+	t.Parallel()
+	t.Run("pending", func(t *testing.T) {
+		// Close drops the changes of the window open.
+		synctest.Test(t, func(t *testing.T) {
+			r := newRecorder()
+			m := newManager[int](t, &subscribe.Options{Window: window, Deliver: r.deliver})
+			subscribeAll(t, m, 1, "test://a")
+			m.Changed("test://a")
+			wait(window - time.Nanosecond)
+			m.Close()
+			wait(10 * window)
+			r.want(t, "after Close")
+		})
+	})
+	t.Run("waits", func(t *testing.T) {
+		// Block a delivery, queue more changes behind it, and Close: it
+		// waits for the Deliver call under way, and none other is made,
+		// not even for the rest of that window's URIs.
+		synctest.Test(t, func(t *testing.T) {
+			var (
+				mu     sync.Mutex
+				events []string
+			)
+			event := func(e string) {
+				mu.Lock()
+				defer mu.Unlock()
+				events = append(events, e)
+			}
+			wantEvents := func(what string, want ...string) {
+				t.Helper()
+				mu.Lock()
+				defer mu.Unlock()
+				if !slices.Equal(events, want) {
+					t.Errorf("%s: %q, want %q", what, events, want)
+				}
+			}
+			release := make(chan struct{})
+			m := newManager[int](t, &subscribe.Options{
+				Window: window,
+				Deliver: func(u string) {
+					event("deliver " + u)
+					if u == "test://a" {
+						<-release
+					}
+					event("return " + u)
+				},
+			})
+			subscribeAll(t, m, 1, "test://a", "test://b", "test://c")
+			m.Changed("test://a")
+			m.Changed("test://c") // in a's window: Deliver(c) would follow Deliver(a)
+			wait(window)
+			wantEvents("Deliver blocks", "deliver test://a")
+			m.Changed("test://b") // in the next window, which ends meanwhile
+			wait(2 * window)
+
+			var closers sync.WaitGroup
+			for i := range 2 { // Close twice, at once: both wait
+				closers.Go(func() {
+					m.Close()
+					event("closed " + strconv.Itoa(i))
+				})
+			}
+			synctest.Wait()
+			wantEvents("Close waits for Deliver", "deliver test://a")
+			close(release)
+			closers.Wait()
+			mu.Lock()
+			if len(events) > 2 {
+				slices.Sort(events[2:]) // the closers return in either order
+			}
+			mu.Unlock()
+			wantEvents("Close returns once Deliver has", "deliver test://a", "return test://a", "closed 0", "closed 1")
+
+			m.Changed("test://b")
+			wait(10 * window)
+			wantEvents("nothing after", "deliver test://a", "return test://a", "closed 0", "closed 1")
+			m.Close() // once more: returns at once
+		})
+	})
+	t.Run("after", func(t *testing.T) {
+		// After Close, changes are ignored and Subscribe refuses; the
+		// subscriptions held can be taken apart, and the hooks say so.
+		synctest.Test(t, func(t *testing.T) {
+			r := newRecorder()
+			var watches, unwatches []string
+			m := newManager[int](t, &subscribe.Options{
+				Window:    window,
+				Deliver:   r.deliver,
+				OnWatch:   func(u string) { watches = append(watches, u) },
+				OnUnwatch: func(u string) { unwatches = append(unwatches, u) },
+			})
+			subscribeAll(t, m, 1, "test://a", "test://b")
+			subscribeAll(t, m, 2, "test://a")
+			m.Close()
+			m.Changed("test://a")
+			m.ChangedPrefix("test://")
+			m.ChangedWhere(func(string) bool { return true })
+			m.Close() // twice is fine
+			wait(10 * window)
+			r.want(t, "after Close")
+
+			for _, u := range []string{"test://a", "test://c", ""} {
+				if err := m.Subscribe(3, u); !errors.Is(err, subscribe.ErrClosed) {
+					t.Errorf("Subscribe(%q) after Close: %v, want ErrClosed", u, err)
+				}
+			}
+			if err := m.Subscribe(1, "test://a"); !errors.Is(err, subscribe.ErrClosed) {
+				t.Errorf("Subscribe again after Close: %v, want ErrClosed", err)
+			}
+			wantStats(t, m, 3, 2, 2) // the subscriptions are kept, none added
+			wantWatched(t, m, "test://a", true)
+			wantWatched(t, m, "test://c", false)
+
+			m.Unsubscribe(1, "test://b")
+			m.Drop(1)
+			m.Drop(2)
+			wantStats(t, m, 0, 0, 0)
+			if !slices.Equal(watches, []string{"test://a", "test://b"}) {
+				t.Errorf("OnWatch calls %q, want those before Close", watches)
+			}
+			if !slices.Equal(unwatches, []string{"test://b", "test://a"}) {
+				t.Errorf("OnUnwatch calls %q after Close, want test://b, test://a", unwatches)
+			}
+		})
+	})
+}
+
+// bubbleGoroutines returns the number of goroutines in the caller's
+// synctest bubble, the caller and the testing package's included. Goroutines outside the bubble
+// (other tests', the testing package's) are not counted: they come and go
+// as they please, and runtime.NumGoroutine, which counts them, is not
+// exact. It reads the headers of a dump of every goroutine's stack, in
+// which the runtime names a goroutine's bubble:
+// "goroutine 7 [chan receive (durable), synctest bubble 1]:".
+func bubbleGoroutines(t *testing.T) int {
+	t.Helper()
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
 	}
-	m.Changed("test://a")
-	m.ChangedPrefix("test://")
+	bubbleOf := func(header string) string {
+		m := bubbleHeader.FindStringSubmatch(header)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	headers := strings.Split(string(buf), "\n\n") // the caller's first
+	own := bubbleOf(headers[0])
+	if own == "" {
+		t.Fatalf("no synctest bubble in the caller's stack header %q", strings.SplitN(headers[0], "\n", 2)[0])
+	}
+	n := 0
+	for _, h := range headers {
+		if bubbleOf(h) == own {
+			n++
+		}
+	}
+	return n
+}
+
+// bubbleHeader matches the header of a goroutine's stack dump and takes
+// its bubble's id.
+var bubbleHeader = regexp.MustCompile(`\Agoroutine \d+ \[[^\n]*, synctest bubble (\d+)\b`)
+
+// TestCloseLeavesNoGoroutine counts the goroutines of the bubble while a
+// delivery is under way and after Close: once Close has returned, none
+// the Manager started is left.
+func TestCloseLeavesNoGoroutine(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		// The bubble holds the test's goroutine and the testing package's
+		// own (those that called synctest.Test): count them too.
+		base := bubbleGoroutines(t)
+		wantGoroutines := func(what string, more int) {
+			t.Helper()
+			if n := bubbleGoroutines(t); n != base+more {
+				t.Errorf("%s: %d goroutines in the bubble, want %d", what, n, base+more)
+			}
+		}
+		release := make(chan struct{})
+		var returned atomic.Bool
+		m, err := subscribe.New[int](&subscribe.Options{
+			Window: window,
+			Deliver: func(string) {
+				<-release
+				returned.Store(true)
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		subscribeAll(t, m, 1, "test://a")
+		m.Changed("test://a")
+		wantGoroutines("a window open", 0)
+		wait(window)
+		wantGoroutines("Deliver blocked", 1)
+		m.Changed("test://a") // the next window ends while Deliver blocks
+		wait(2 * window)
+		wantGoroutines("Deliver blocked, another window ended", 1)
+
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			m.Close()
+			if !returned.Load() {
+				t.Error("Close returned before Deliver did")
+			}
+		}()
+		synctest.Wait()
+		wantGoroutines("Close waiting", 2)
+		close(release)
+		<-done
+		synctest.Wait()
+		wantGoroutines("after Close", 0)
+		wait(10 * window)
+		wantGoroutines("later", 0)
+
+		// Closed with its window open, a Manager starts nothing more.
+		m, err = subscribe.New[int](&subscribe.Options{Window: window, Deliver: func(string) { t.Error("delivered") }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		subscribeAll(t, m, 1, "test://a")
+		m.Changed("test://a")
+		m.Close()
+		wait(10 * window)
+		wantGoroutines("closed with its window open", 0)
+	})
 }
 
 // TestSessionsLeaveNothing: after 10,000 sessions subscribe and end, the
-// Manager holds nothing, and every URI watched was unwatched.
+// Manager holds nothing, and every URI watched was unwatched. Every tenth
+// session watches more URIs than a small set holds.
 func TestSessionsLeaveNothing(t *testing.T) {
-	const sessions = 10_000
+	t.Parallel()
+	const (
+		sessions = 10_000
+		workers  = 8
+		big      = 20 // URIs of a tenth session's own: beyond the small-set size
+	)
 	var watches, unwatches atomic.Int64
-	h := newHarness(t, subscribe.Options{
-		Window:    time.Millisecond,
+	m := newManager[int](t, &subscribe.Options{
+		Window:    time.Millisecond, // real time: deliveries run along
+		Deliver:   func(string) {},
 		OnWatch:   func(string) { watches.Add(1) },
 		OnUnwatch: func(string) { unwatches.Add(1) },
 	})
 	var wg sync.WaitGroup
-	const workers = 8
 	for w := range workers {
 		wg.Go(func() {
+			uris := make([]string, 0, 3+big)
 			for s := w; s < sessions; s += workers {
-				uris := []string{
-					"test://shared",
-					fmt.Sprintf("test://group/%d", s%100),
-					fmt.Sprintf("test://own/%d", s),
-				}
-				for i := range 20 { // beyond the small-set size
-					uris = append(uris, fmt.Sprintf("test://own/%d/%d", s, i))
+				own := "test://own/" + strconv.Itoa(s)
+				uris = append(uris[:0], "test://shared", "test://group/"+strconv.Itoa(s%100), own)
+				if s%10 == 0 {
+					for i := range big {
+						uris = append(uris, own+"/"+strconv.Itoa(i))
+					}
 				}
 				for _, u := range uris {
-					if err := h.m.Subscribe(s, u); err != nil {
+					if err := m.Subscribe(s, u); err != nil {
 						t.Error(err)
 						return
 					}
 				}
-				h.m.Changed(uris[s%len(uris)])
+				m.Changed(uris[s%len(uris)])
 				if s%3 == 0 {
-					h.m.Unsubscribe(s, uris[1])
+					m.Unsubscribe(s, uris[1])
 				}
-				h.m.Drop(s)
+				m.Drop(s)
 			}
 		})
 	}
 	wg.Wait()
-	h.m.Drop(barrierSession)
-	wantStats(t, h.m, 0, 0, 0)
-	if watches.Load() == 0 || watches.Load() != unwatches.Load() {
-		t.Errorf("%d OnWatch calls, %d OnUnwatch calls; want as many, more than zero", watches.Load(), unwatches.Load())
+	wantStats(t, m, 0, 0, 0)
+	// Each session's own URIs were watched first by it, the others perhaps.
+	if own := int64(sessions + sessions/10*big); watches.Load() < own || watches.Load() != unwatches.Load() {
+		t.Errorf("%d OnWatch calls, %d OnUnwatch calls; want as many, at least %d", watches.Load(), unwatches.Load(), own)
 	}
 }
 
-// TestConcurrent mixes every operation from many goroutines (run it with
-// -race), then ends every session: nothing is left.
+// TestConcurrent mixes every operation from many goroutines, with
+// deliveries in real time along (run it with -race), then ends every
+// session and closes the Manager: nothing is left, and nothing is
+// delivered once Close has returned.
 func TestConcurrent(t *testing.T) {
+	t.Parallel()
 	var watches, unwatches atomic.Int64
-	h := newHarness(t, subscribe.Options{
+	var closed atomic.Bool
+	var m *subscribe.Manager[int]
+	m = newManager[int](t, &subscribe.Options{
 		Window:        time.Millisecond,
 		MaxPerSession: 5,
-		OnWatch:       func(string) { watches.Add(1) },
-		OnUnwatch:     func(string) { unwatches.Add(1) },
+		Deliver: func(u string) {
+			if closed.Load() {
+				t.Errorf("Deliver(%q) after Close returned", u)
+			}
+			m.Watched(u)
+		},
+		OnWatch:   func(string) { watches.Add(1) },
+		OnUnwatch: func(string) { unwatches.Add(1) },
 	})
 	const goroutines, sessions = 16, 50
+	var uris []string
+	for i := range 4 {
+		for j := range 10 {
+			uris = append(uris, fmt.Sprintf("test://%d/%d", i, j))
+		}
+	}
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(g), 1))
 			for range 2_000 {
-				s, u := rng.IntN(sessions), fmt.Sprintf("test://%d/%d", rng.IntN(4), rng.IntN(10))
+				s, u := rng.IntN(sessions), uris[rng.IntN(len(uris))]
 				switch rng.IntN(8) {
 				case 0, 1, 2:
-					if err := h.m.Subscribe(s, u); err != nil && !errors.Is(err, subscribe.ErrLimit) {
+					if err := m.Subscribe(s, u); err != nil && !errors.Is(err, subscribe.ErrLimit) {
 						t.Error(err)
 					}
 				case 3:
-					h.m.Unsubscribe(s, u)
+					m.Unsubscribe(s, u)
 				case 4:
-					h.m.Drop(s)
+					m.Drop(s)
 				case 5:
-					h.m.Changed(u)
+					m.Changed(u)
 				case 6:
-					h.m.ChangedPrefix(u[:len("test://0/")])
+					m.ChangedPrefix(u[:len("test://0/")])
 				default:
-					h.m.Watched(u)
-					h.m.Stats()
+					m.Watched(u)
+					m.Stats()
 				}
 			}
 		})
 	}
 	wg.Wait()
-	h.sync()
-	for s := range sessions {
-		h.m.Drop(s)
+	var closers sync.WaitGroup
+	for range 2 {
+		closers.Go(m.Close)
 	}
-	h.m.Drop(barrierSession)
-	wantStats(t, h.m, 0, 0, 0)
+	closers.Wait()
+	closed.Store(true)
+	for s := range sessions {
+		m.Drop(s)
+	}
+	wantStats(t, m, 0, 0, 0)
 	if watches.Load() != unwatches.Load() {
 		t.Errorf("%d OnWatch calls, %d OnUnwatch calls; want as many", watches.Load(), unwatches.Load())
 	}

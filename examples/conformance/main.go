@@ -2,9 +2,9 @@
 // (npm package @modelcontextprotocol/conformance) tests mcpres against.
 //
 // Every resource it serves is built with mcpres alone: a
-// [resource.Registry] mounted on a go-sdk server with [resource.Mount]. It
-// offers what the suite's resource scenarios expect, as go-sdk's reference
-// "everything-server" does:
+// [resource.Registry], served by the go-sdk server that
+// [resource.Registry.NewServer] makes. It offers what the suite's resource
+// scenarios expect, as go-sdk's reference "everything-server" does:
 //
 //   - test://static-text, text/plain;
 //   - test://static-binary, image/png: a 1x1 PNG, served as a blob;
@@ -110,6 +110,7 @@ func run(httpAddr string, stateless bool, update time.Duration, logger *slog.Log
 	if err != nil {
 		return err
 	}
+	defer reg.Close() // after the server has stopped
 	go w.run(ctx, reg, update)
 
 	if httpAddr != "" {
@@ -123,22 +124,23 @@ func run(httpAddr string, stateless bool, update time.Duration, logger *slog.Log
 }
 
 // newServer returns the conformance server: the registry's resources,
-// mounted, plus the one tool and one prompt the suite needs.
+// with subscriptions (reg.Changed notifies the subscribers), plus the one
+// tool and one prompt the suite needs. The caller closes the registry.
 func newServer(w *watched, logger *slog.Logger) (*mcp.Server, *resource.Registry, error) {
 	reg, err := newRegistry(w, logger)
 	if err != nil {
 		return nil, nil, err
 	}
-	server := mcp.NewServer(&mcp.Implementation{Name: "mcpres-conformance", Version: "v0.1.0"}, &mcp.ServerOptions{
+	server, err := reg.NewServer(&mcp.Implementation{Name: "mcpres-conformance", Version: "v0.1.0"}, &mcp.ServerOptions{
 		Logger: logger,
-		// The registry checks and records subscriptions; reg.Changed
-		// notifies the subscribers.
-		SubscribeHandler:   reg.Subscribe,
-		UnsubscribeHandler: reg.Unsubscribe,
-		// Mount answers "ref/resource" completions; the rest come here.
+		// The registry answers "ref/resource" completions; the rest come
+		// here.
 		CompletionHandler: completePrompt,
 	})
-	resource.Mount(server, reg)
+	if err != nil {
+		reg.Close()
+		return nil, nil, err
+	}
 
 	mcp.AddTool(server, &mcp.Tool{
 		Name:        "test_simple_text",
@@ -166,7 +168,10 @@ func newRegistry(w *watched, logger *slog.Logger) (*resource.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg := resource.NewRegistry(&resource.Options{Logger: logger})
+	reg, err := resource.NewRegistry(&resource.Options{Logger: logger})
+	if err != nil {
+		return nil, err
+	}
 
 	// Fixed content may be cached for a while; the watched resource keeps
 	// the default hint (stale at once), since it changes.
@@ -174,16 +179,16 @@ func newRegistry(w *watched, logger *slog.Logger) (*resource.Registry, error) {
 	statics := []struct {
 		res  *mcp.Resource
 		read resource.ReadFunc
-		opts []resource.EntryOption
+		opts []resource.ResourceOption
 	}{
 		{&mcp.Resource{
 			URI: staticTextURI, Name: "static-text",
 			Description: "A static text resource for testing", MIMEType: "text/plain",
-		}, resource.Text("This is the content of the static text resource."), []resource.EntryOption{fixed}},
+		}, resource.Text("This is the content of the static text resource."), []resource.ResourceOption{fixed}},
 		{&mcp.Resource{
 			URI: staticBinURI, Name: "static-binary",
 			Description: "A static binary resource (image) for testing", MIMEType: "image/png", Size: int64(len(png)),
-		}, resource.Bytes(png), []resource.EntryOption{fixed}},
+		}, resource.Bytes(png), []resource.ResourceOption{fixed}},
 		{&mcp.Resource{
 			URI: watchedURI, Name: "watched-resource",
 			Description: "A resource that is reported updated every few seconds; subscribe to it", MIMEType: "text/plain",
@@ -191,6 +196,7 @@ func newRegistry(w *watched, logger *slog.Logger) (*resource.Registry, error) {
 	}
 	for _, s := range statics {
 		if err := reg.Add(s.res, s.read, s.opts...); err != nil {
+			reg.Close()
 			return nil, err
 		}
 	}
@@ -202,6 +208,7 @@ func newRegistry(w *watched, logger *slog.Logger) (*resource.Registry, error) {
 		MIMEType:    "application/json",
 	}, readTemplate, resource.WithCompleter("id", completeID), fixed)
 	if err != nil {
+		reg.Close()
 		return nil, err
 	}
 	return reg, nil

@@ -128,16 +128,23 @@ func run(cfg config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	defer live.Close() // last, after the server and the registry: no goroutine outlives run
 
-	reg := resource.NewRegistry(&resource.Options{
+	reg, err := resource.NewRegistry(&resource.Options{
 		Logger:   logger,
 		PageSize: cfg.pageSize,
 		Subscriptions: resource.SubscriptionOptions{
-			// Watch a file only while someone is subscribed to it.
+			// Watch a file only while someone is subscribed to it: the
+			// registry records the subscriptions of resources/subscribe
+			// and calls OnWatch and OnUnwatch.
 			OnWatch:   live.watch,
 			OnUnwatch: live.unwatch,
 		},
 	})
+	if err != nil {
+		return err
+	}
+	defer reg.Close() // after the server has stopped; it drops the subscriptions, calling OnUnwatch
 	err = reg.AddTemplate(&mcp.ResourceTemplate{
 		URITemplate: uriTemplate,
 		Name:        "file",
@@ -149,20 +156,14 @@ func run(cfg config, logger *slog.Logger) error {
 		resource.WithCompleter("path", files.complete),
 	)
 	if err != nil {
-		live.Close()
 		return err
 	}
 	live.start(reg)
-	defer live.Close() // after the server has stopped: no goroutine outlives run
 
-	server := mcp.NewServer(&mcp.Implementation{Name: "filesystem", Title: "mcpres filesystem", Version: "v0.1.0"},
-		&mcp.ServerOptions{
-			// Enables resources/subscribe; the registry records
-			// subscriptions and calls OnWatch and OnUnwatch.
-			SubscribeHandler:   reg.Subscribe,
-			UnsubscribeHandler: reg.Unsubscribe,
-		})
-	resource.Mount(server, reg)
+	server, err := reg.NewServer(&mcp.Implementation{Name: "filesystem", Title: "mcpres filesystem", Version: "v0.1.0"}, nil)
+	if err != nil {
+		return err
+	}
 	logger.Info("serving files", "root", files.dir, "max_size", cfg.maxSize, "deny", cfg.deny)
 
 	if cfg.httpAddr != "" {

@@ -462,8 +462,9 @@ func TestAuditLog(t *testing.T) {
 	tokens, err := parseTokens([]byte(testTokens))
 	require.NoError(t, err)
 	logs := new(mcptest.Buffer)
-	server, err := newServer(config{pageSize: pageSize, tokens: tokens}, slog.New(slog.NewJSONHandler(logs, nil)))
+	server, reg, err := newServer(config{pageSize: pageSize, tokens: tokens}, slog.New(slog.NewJSONHandler(logs, nil)))
 	require.NoError(t, err)
+	defer reg.Close()
 	ts := httptest.NewServer(httpHandler(server, tokens))
 	defer ts.Close()
 

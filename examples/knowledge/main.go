@@ -160,10 +160,11 @@ func run(cfg config, logger *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	server, err := newServer(cfg, logger)
+	server, reg, err := newServer(cfg, logger)
 	if err != nil {
 		return err
 	}
+	defer reg.Close() // after the server has stopped
 	if cfg.httpAddr != "" {
 		return serveHTTP(ctx, httpHandler(server, cfg.tokens), cfg.httpAddr, logger)
 	}
@@ -175,10 +176,11 @@ func run(cfg config, logger *slog.Logger) error {
 }
 
 // newServer returns an MCP server for a new knowledge base holding the
-// example documents, configured by cfg: with cfg.tokens set, its registry
-// lets each caller at the collections their token grants, and logs the
-// refusals of its audit log at Info level.
-func newServer(cfg config, logger *slog.Logger) (*mcp.Server, error) {
+// example documents, configured by cfg, and the registry it serves, which
+// the caller closes once the server has stopped. With cfg.tokens set, the
+// registry lets each caller at the collections their token grants, and
+// logs the refusals of its audit log at Info level.
+func newServer(cfg config, logger *slog.Logger) (*mcp.Server, *resource.Registry, error) {
 	kb := &knowledge{store: NewSeededStore(), started: time.Now(), restricted: cfg.tokens != nil}
 	opts := &resource.Options{
 		Logger:     logger,
@@ -190,29 +192,33 @@ func newServer(cfg config, logger *slog.Logger) (*mcp.Server, error) {
 		// An operator sees every refusal; every access is at Debug.
 		opts.Audit = resource.AuditOptions{DeniedLevel: slog.LevelInfo}
 	}
-	kb.reg = resource.NewRegistry(opts)
-	if err := kb.register(); err != nil {
-		return nil, err
+	reg, err := resource.NewRegistry(opts)
+	if err != nil {
+		return nil, nil, err
 	}
-	server := mcp.NewServer(&mcp.Implementation{Name: "knowledge", Title: "mcpres knowledge base", Version: "v0.1.0"},
-		&mcp.ServerOptions{
-			// Subscriptions are enabled by handing them to the registry;
-			// kb.put reports changes with reg.Changed.
-			SubscribeHandler:   kb.reg.Subscribe,
-			UnsubscribeHandler: kb.reg.Unsubscribe,
-		})
-	resource.Mount(server, kb.reg)
+	kb.reg = reg
+	if err := kb.register(); err != nil {
+		reg.Close()
+		return nil, nil, err
+	}
+	// The server serves the registry's subscriptions too; kb.put reports
+	// changes with reg.Changed.
+	server, err := reg.NewServer(&mcp.Implementation{Name: "knowledge", Title: "mcpres knowledge base", Version: "v0.1.0"}, nil)
+	if err != nil {
+		reg.Close()
+		return nil, nil, err
+	}
 	kb.addTools(server)
-	return server, nil
+	return server, reg, nil
 }
 
 // readLimit is the rate limit of perSecond reads a second, in bursts of as
-// many (at least one); 0 means no limit.
-func readLimit(perSecond float64) resource.RateLimit {
+// many (at least one); 0 means no limit (nil).
+func readLimit(perSecond float64) *resource.RateLimit {
 	if perSecond <= 0 {
-		return resource.RateLimit{}
+		return nil
 	}
-	return resource.RateLimit{Rate: rate.Limit(perSecond), Burst: max(1, int(perSecond))}
+	return &resource.RateLimit{Rate: rate.Limit(perSecond), Burst: max(1, int(perSecond))}
 }
 
 // knowledge serves a store through a registry.

@@ -124,8 +124,11 @@ func run(cfg config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	server := mcp.NewServer(&mcp.Implementation{Name: "logs", Title: "mcpres log slices", Version: "v0.1.0"}, nil)
-	resource.Mount(server, reg)
+	defer reg.Close() // after the server has stopped
+	server, err := reg.NewServer(&mcp.Implementation{Name: "logs", Title: "mcpres log slices", Version: "v0.1.0"}, nil)
+	if err != nil {
+		return err
+	}
 
 	if cfg.httpAddr != "" {
 		return serveHTTP(ctx, server, cfg.httpAddr, logger)
@@ -144,13 +147,16 @@ func newRegistry(idx *Index, file *os.File, cfg config, logger *slog.Logger) (*r
 	if maxSlice <= 0 {
 		maxSlice = defaultMaxSlice
 	}
-	reg := resource.NewRegistry(&resource.Options{Logger: logger, PageSize: cfg.pageSize})
-	complete := func(variable string) resource.EntryOption {
+	reg, err := resource.NewRegistry(&resource.Options{Logger: logger, PageSize: cfg.pageSize})
+	if err != nil {
+		return nil, err
+	}
+	complete := func(variable string) resource.TemplateOption {
 		return resource.WithCompleter(variable, func(ctx context.Context, partial string, bound map[string]string) ([]string, error) {
 			return idx.complete(variable, partial, bound), nil
 		})
 	}
-	err := reg.AddTemplate(&mcp.ResourceTemplate{
+	err = reg.AddTemplate(&mcp.ResourceTemplate{
 		URITemplate: logTemplate,
 		Name:        "log-slice",
 		Title:       "Log slice",
@@ -169,6 +175,7 @@ func newRegistry(idx *Index, file *os.File, cfg config, logger *slog.Logger) (*r
 		}),
 		complete("service"), complete("date"), complete("hourRange"))
 	if err != nil {
+		reg.Close()
 		return nil, err
 	}
 	return reg, nil

@@ -10,8 +10,9 @@
 //     read function receives the variable already percent-decoded (reading
 //     quickstart://greetings/Ada%20Lovelace greets "Ada Lovelace"), and
 //     which offers completions for {name};
-//   - mount the registry on a go-sdk server with [resource.Mount], and serve
-//     it over stdio (the default) or streamable HTTP.
+//   - make a go-sdk server that serves the registry with
+//     [resource.Registry.NewServer], and serve it over stdio (the default)
+//     or streamable HTTP.
 //
 // Run it over stdio, the way MCP hosts launch servers:
 //
@@ -121,8 +122,11 @@ func run(httpAddr string, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	server := mcp.NewServer(&mcp.Implementation{Name: "quickstart", Title: "mcpres quickstart", Version: "v0.1.0"}, nil)
-	resource.Mount(server, reg)
+	defer reg.Close() // after the server has stopped
+	server, err := reg.NewServer(&mcp.Implementation{Name: "quickstart", Title: "mcpres quickstart", Version: "v0.1.0"}, nil)
+	if err != nil {
+		return err
+	}
 
 	if httpAddr != "" {
 		return serveHTTP(ctx, server, httpAddr, logger)
@@ -136,7 +140,10 @@ func run(httpAddr string, logger *slog.Logger) error {
 
 // newRegistry returns a registry holding the quickstart's resources.
 func newRegistry(logger *slog.Logger) (*resource.Registry, error) {
-	reg := resource.NewRegistry(&resource.Options{Logger: logger})
+	reg, err := resource.NewRegistry(&resource.Options{Logger: logger})
+	if err != nil {
+		return nil, err
+	}
 
 	// Static resources: metadata, and a read function. resource.Text and
 	// resource.Bytes serve fixed content; the registry fills in each
@@ -164,12 +171,13 @@ func newRegistry(logger *slog.Logger) (*resource.Registry, error) {
 	}
 	for _, s := range statics {
 		if err := reg.Add(s.res, s.read); err != nil {
+			reg.Close()
 			return nil, err
 		}
 	}
 
 	// A template: one read function for every URI it matches.
-	err := reg.AddTemplate(&mcp.ResourceTemplate{
+	err = reg.AddTemplate(&mcp.ResourceTemplate{
 		URITemplate: "quickstart://greetings/{name}",
 		Name:        "greeting",
 		Title:       "Greeting",
@@ -177,6 +185,7 @@ func newRegistry(logger *slog.Logger) (*resource.Registry, error) {
 		MIMEType:    "text/plain",
 	}, readGreeting, resource.WithCompleter("name", completeName))
 	if err != nil {
+		reg.Close()
 		return nil, err
 	}
 	return reg, nil

@@ -121,11 +121,12 @@ func run(cfg config, logger *slog.Logger) error {
 		logger.Info("created and filled the tables", "rows", n, "took", time.Since(start).Round(time.Millisecond))
 	}
 
-	server, _, poller, err := newServer(st, cfg, logger)
+	server, reg, poller, err := newServer(st, cfg, logger)
 	if err != nil {
 		return err
 	}
-	defer poller.Close() // after the server has stopped
+	defer poller.Close() // after the registry has dropped its subscriptions
+	defer reg.Close()    // after the server has stopped
 	logger.Info("serving database", "driver", st.dialect, "tables", len(tables))
 
 	if cfg.httpAddr != "" {
@@ -138,13 +139,14 @@ func run(cfg config, logger *slog.Logger) error {
 	return err
 }
 
-// newServer returns a server for st's tables, the registry it mounts, and
-// the poller behind its subscriptions.
-func newServer(st *store, cfg config, logger *slog.Logger) (*mcp.Server, *resource.Registry, *poller, error) {
+// newServer returns a server for st's tables, the registry it serves, and
+// the poller behind its subscriptions. The caller closes the registry,
+// then the poller, once the server has stopped.
+func newServer(st *store, cfg config, logger *slog.Logger) (_ *mcp.Server, _ *resource.Registry, _ *poller, err error) {
 	// The poller reports to the registry, which is made after it.
 	var reg *resource.Registry
 	p := newPoller(st, cfg.poll, func(uri string) { reg.Changed(uri) }, logger)
-	reg = resource.NewRegistry(&resource.Options{
+	reg, err = resource.NewRegistry(&resource.Options{
 		Logger:   logger,
 		PageSize: cfg.pageSize,
 		Subscriptions: resource.SubscriptionOptions{
@@ -153,10 +155,18 @@ func newServer(st *store, cfg config, logger *slog.Logger) (*mcp.Server, *resour
 			OnUnwatch: p.unwatch,
 		},
 	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			reg.Close() // nothing is watched yet: the poller has not started
+		}
+	}()
 
 	// Rows: one template reads them all; one provider per table lists
 	// them, in id order (providers are listed in name order).
-	err := reg.AddTemplate(&mcp.ResourceTemplate{
+	err = reg.AddTemplate(&mcp.ResourceTemplate{
 		URITemplate: rowTemplate,
 		Name:        "row",
 		Title:       "Table rows",
@@ -186,12 +196,10 @@ func newServer(st *store, cfg config, logger *slog.Logger) (*mcp.Server, *resour
 		}
 	}
 
-	server := mcp.NewServer(&mcp.Implementation{Name: "records", Title: "mcpres records", Version: "v0.1.0"},
-		&mcp.ServerOptions{
-			SubscribeHandler:   reg.Subscribe,
-			UnsubscribeHandler: reg.Unsubscribe,
-		})
-	resource.Mount(server, reg)
+	server, err := reg.NewServer(&mcp.Implementation{Name: "records", Title: "mcpres records", Version: "v0.1.0"}, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	if !cfg.readOnly {
 		addUpdateTool(server, st, reg, p)
 	}

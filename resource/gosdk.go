@@ -1,0 +1,232 @@
+package resource
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// This file holds everything that relies on go-sdk (v1.8) behaving in a
+// way its documentation does not promise. Each behaviour is pinned by a
+// contract test in gosdk_test.go, named after it, which fails saying which
+// behaviour changed when an upgrade changes it:
+//
+//  1. marker: a server advertises the resources capability with
+//     listChanged, sends notifications/resources/list_changed, and accepts
+//     2026-07-28 listens for it, only if it holds a resource of its own; so
+//     Mount adds one, the marker, that is never listed.
+//  2. readThroughSDK: a receiving middleware may rewrite a resources/read
+//     request's URI and pass it on; go-sdk then calls the handler of the
+//     resource with that URI, and finishes its result as for any resource
+//     it holds (resultType for 2026-07-28 clients, which nothing else can
+//     set, and ServerOptions.SetCacheable). The request's context reaches
+//     the handler.
+//  3. reAddAnnounces: adding a resource again under the same URI sends
+//     list_changed to legacy sessions and to 2026-07-28 listeners.
+//  4. listenSubscribes: go-sdk turns each resource of a 2026-07-28
+//     subscriptions/listen into a SubscribeRequest of its own, passed to
+//     ServerOptions.SubscribeHandler without the transport's Extra (so
+//     without the bearer token), with the listen request's context; the
+//     receiving middleware sees the listen request first.
+//  5. initializeResult: the receiving middleware sees the result of
+//     initialize (and 2026-07-28 server/discover) before it is sent, and
+//     may add to its capabilities.
+//  6. resourceUpdated: Server.ResourceUpdated notifies exactly the sessions
+//     whose subscription ServerOptions.SubscribeHandler accepted, in both
+//     protocol eras, and forgets a session's subscriptions when it ends.
+//  7. sessionEnd: ServerSession.Wait returns when the session ends; go-sdk
+//     has no other signal of it (no callback, no context).
+//  8. notFoundError: mcp.ResourceNotFoundError is a *jsonrpc.Error whose
+//     data is {"uri": …}, with code -32602 (or -32002 under
+//     MCPGODEBUG=customresnotfounderrcode=1): a read function written for
+//     go-sdk reports a missing resource that way. Nothing here reads an
+//     error's message.
+//  9. protocolVersion: the protocol version strings sort in time order, and
+//     2026-07-28 is one go-sdk supports (go-sdk does not export its
+//     constant for it).
+
+// marker is the one go-sdk resource behind a mounted registry (behaviour 1).
+var marker = &mcp.Resource{URI: "mcpres:registry", Name: "mcpres registry"}
+
+// protocolSEP2164 is the first protocol version whose specification answers
+// an unknown resource with -32602 (SEP-2164); behaviour 9.
+const protocolSEP2164 = "2026-07-28"
+
+// notFoundIsInvalidParams reports whether a client on protocol version
+// expects -32602 for an unknown resource (behaviour 9).
+func notFoundIsInvalidParams(version string) bool { return version >= protocolSEP2164 }
+
+// readKey is the context key under which the middleware passes a
+// resources/read request to the marker's handler (behaviour 2).
+type readKey struct{}
+
+// listenKey is the context key under which the middleware passes a
+// subscriptions/listen request on to the subscriptions go-sdk makes of it
+// (behaviour 4).
+type listenKey struct{}
+
+// mount adds r's middleware and marker to s (behaviours 1, 2, 4, 5).
+func mount(s *mcp.Server, r *Registry) {
+	s.AddReceivingMiddleware(r.middleware)
+	read := r.readViaMarker
+	r.notify.add(s, read)
+	announce(s, read)
+}
+
+// announce adds the marker to s again, read by read: go-sdk's public way
+// to say "the resource list changed" (behaviour 3).
+func announce(s *mcp.Server, read mcp.ResourceHandler) { s.AddResource(marker, read) }
+
+// readViaMarker is the marker's read function: it reads the request the
+// middleware set aside (behaviour 2).
+func (r *Registry) readViaMarker(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if orig, ok := ctx.Value(readKey{}).(*mcp.ReadResourceRequest); ok {
+		req = orig
+	}
+	return r.ReadResource(ctx, req)
+}
+
+// middleware answers the methods r serves and passes everything else on.
+func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch q := req.(type) {
+		case *mcp.ListResourcesRequest:
+			return result(r.ListResources(ctx, q))
+		case *mcp.ListResourceTemplatesRequest:
+			return result(r.ListResourceTemplates(ctx, q))
+		case *mcp.ReadResourceRequest:
+			if q.Params == nil {
+				return result(r.ReadResource(ctx, q))
+			}
+			// Send the read on to go-sdk's own resources/read, addressed to
+			// the marker, so go-sdk finishes the result as for any resource
+			// it holds. The marker's read function reads the original.
+			ctx = context.WithValue(ctx, readKey{}, q)
+			viaMarker, params := *q, *q.Params
+			params.URI = marker.URI
+			viaMarker.Params = &params
+			return next(ctx, method, &viaMarker)
+		case *mcp.SubscriptionsListenRequest:
+			// Pass the listen on, for Subscribe to find its token.
+			ctx = context.WithValue(ctx, listenKey{}, q)
+		case *mcp.CompleteRequest:
+			if q.Params != nil && q.Params.Ref != nil && q.Params.Ref.Type == "ref/resource" {
+				return result(r.Complete(ctx, q))
+			}
+		}
+		res, err := next(ctx, method, req)
+		if err == nil {
+			advertiseCompletions(res)
+		}
+		return res, err
+	}
+}
+
+// result converts a handler's typed answer into the middleware's, so that
+// a failed call returns a nil interface rather than a typed nil pointer.
+func result[R mcp.Result](res R, err error) (mcp.Result, error) {
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// advertiseCompletions adds the completions capability to the server's
+// answer to initialize (legacy) and server/discover (2026-07-28), since the
+// registry answers completion/complete even when the server has no
+// CompletionHandler (behaviour 5).
+func advertiseCompletions(res mcp.Result) {
+	var caps *mcp.ServerCapabilities
+	switch res := res.(type) {
+	case *mcp.InitializeResult:
+		caps = res.Capabilities
+	case *mcp.DiscoverResult:
+		caps = res.Capabilities
+	}
+	if caps != nil && caps.Completions == nil {
+		caps.Completions = &mcp.CompletionCapabilities{}
+	}
+}
+
+// withListenExtra returns req, or, if it lacks the transport's extra
+// information (a subscription go-sdk made from a 2026-07-28 listen), a
+// copy with that of the listen request (behaviour 4).
+func withListenExtra(ctx context.Context, req *mcp.SubscribeRequest) *mcp.SubscribeRequest {
+	if req.Extra != nil {
+		return req
+	}
+	listen, ok := ctx.Value(listenKey{}).(*mcp.SubscriptionsListenRequest)
+	if !ok || listen.Extra == nil {
+		return req
+	}
+	copied := *req
+	copied.Extra = listen.Extra
+	return &copied
+}
+
+// isSDKNotFound reports whether err, returned by a read function, is
+// go-sdk's not-found error (behaviour 8): code -32002, or -32602 with a
+// "uri" in its data. It does not read the message.
+func isSDKNotFound(err *jsonrpc.Error) bool {
+	switch err.Code {
+	case CodeLegacyResourceNotFound:
+		return true
+	case jsonrpc.CodeInvalidParams:
+		var data struct {
+			URI *string `json:"uri"`
+		}
+		return json.Unmarshal(err.Data, &data) == nil && data.URI != nil
+	}
+	return false
+}
+
+// sessionWatch drops the subscriptions of sessions that end (behaviour 7).
+type sessionWatch struct {
+	mu       sync.Mutex
+	watching map[*mcp.ServerSession]bool
+	closed   bool
+}
+
+// subscriptions is what a sessionWatch drops sessions from.
+type subscriptions interface{ Drop(*mcp.ServerSession) }
+
+// forgetOnEnd drops the subscriptions of s from subs when s ends. One
+// goroutine waits per session that subscribed, and ends with the session.
+func (w *sessionWatch) forgetOnEnd(s *mcp.ServerSession, subs subscriptions) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.watching[s] {
+		return
+	}
+	if w.watching == nil {
+		w.watching = make(map[*mcp.ServerSession]bool)
+	}
+	w.watching[s] = true
+	go func() {
+		s.Wait()
+		w.mu.Lock()
+		watched := w.watching[s]
+		delete(w.watching, s)
+		w.mu.Unlock()
+		if watched {
+			subs.Drop(s) // with no lock held: Drop may call OnUnwatch
+		}
+	}()
+}
+
+// forgetAll drops the subscriptions of every session watched, and watches
+// no more: the goroutines still waiting end with their sessions, doing
+// nothing.
+func (w *sessionWatch) forgetAll(subs subscriptions) {
+	w.mu.Lock()
+	w.closed = true
+	watched := w.watching
+	w.watching = nil
+	w.mu.Unlock()
+	for s := range watched {
+		subs.Drop(s)
+	}
+}

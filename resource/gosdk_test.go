@@ -1,0 +1,275 @@
+package resource_test
+
+// Contract tests for the go-sdk behaviours listed at the top of gosdk.go.
+// Each exercises go-sdk itself, as the registry relies on it, and fails
+// naming the behaviour, so that a go-sdk upgrade that changes one says
+// which seam to revisit.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpres/mcpres/mcptest"
+	"github.com/mcpres/mcpres/resource"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// changed names the behaviour of gosdk.go a failing assertion is about.
+func changed(n int, name string) string {
+	return fmt.Sprintf("go-sdk behaviour %d (%s) of resource/gosdk.go changed", n, name)
+}
+
+// sdkServer returns a plain go-sdk server, its test logger discarded.
+func sdkServer(opts *mcp.ServerOptions) *mcp.Server {
+	if opts == nil {
+		opts = &mcp.ServerOptions{}
+	}
+	opts.Logger = quietLogger()
+	return mcp.NewServer(&mcp.Implementation{Name: "sdk", Version: "v0"}, opts)
+}
+
+func textResult(text string) mcp.ResourceHandler {
+	return func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "x:marker", Text: text}}}, nil
+	}
+}
+
+// 1 and 3: a server advertises resources with listChanged only once it
+// holds a resource, and adding one again sends list_changed to legacy
+// sessions and to 2026-07-28 listeners.
+func TestSDKMarkerAndReAdd(t *testing.T) {
+	t.Parallel()
+	forEachVersion(t, func(t *testing.T, version string) {
+		t.Parallel()
+		bare := mcptest.Connect(t, sdkServer(nil), version, nil)
+		assert.Nil(t, bare.InitializeResult().Capabilities.Resources, changed(1, "marker")+": resources advertised without a resource")
+
+		s := sdkServer(nil)
+		s.AddResource(&mcp.Resource{URI: "x:marker", Name: "m"}, textResult("m"))
+		got := make(chan struct{}, 10)
+		cs := mcptest.Connect(t, s, version, &mcp.ClientOptions{
+			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { got <- struct{}{} },
+		})
+		caps := cs.InitializeResult().Capabilities.Resources
+		require.NotNil(t, caps, changed(1, "marker")+": no resources capability with a resource")
+		assert.True(t, caps.ListChanged, changed(1, "marker")+": no listChanged")
+		s.AddResource(&mcp.Resource{URI: "x:marker", Name: "m"}, textResult("m"))
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal(changed(3, "reAddAnnounces") + ": no list_changed after adding the resource again")
+		}
+	})
+}
+
+type ctxKey struct{}
+
+// 2: a middleware may send a read on to another resource's handler, with
+// its context; go-sdk finishes the result as for its own resources.
+func TestSDKReadThroughSDK(t *testing.T) {
+	t.Parallel()
+	forEachVersion(t, func(t *testing.T, version string) {
+		t.Parallel()
+		s := sdkServer(&mcp.ServerOptions{SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.TTLMs = 2000 }})
+		s.AddResource(&mcp.Resource{URI: "x:marker", Name: "m"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			orig, _ := ctx.Value(ctxKey{}).(string)
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: orig, Text: "via " + req.Params.URI}}}, nil
+		})
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if q, ok := req.(*mcp.ReadResourceRequest); ok {
+					ctx = context.WithValue(ctx, ctxKey{}, q.Params.URI)
+					redirected, params := *q, *q.Params
+					params.URI = "x:marker"
+					redirected.Params = &params
+					return next(ctx, method, &redirected)
+				}
+				return next(ctx, method, req)
+			}
+		})
+		cs := mcptest.Connect(t, s, version, nil)
+		res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "x:elsewhere"})
+		require.NoError(t, err, changed(2, "readThroughSDK"))
+		require.Len(t, res.Contents, 1, changed(2, "readThroughSDK"))
+		assert.Equal(t, "x:elsewhere", res.Contents[0].URI, changed(2, "readThroughSDK")+": the context did not reach the handler")
+		assert.Equal(t, "via x:marker", res.Contents[0].Text, changed(2, "readThroughSDK"))
+		assert.Equal(t, 2000, res.TTLMs, changed(2, "readThroughSDK")+": SetCacheable not applied")
+		raw, err := json.Marshal(res)
+		require.NoError(t, err)
+		if version >= "2026-07-28" {
+			assert.Contains(t, string(raw), `"resultType":"complete"`, changed(2, "readThroughSDK")+": no resultType")
+		}
+	})
+}
+
+// 4: go-sdk makes a SubscribeRequest of each resource of a 2026-07-28
+// listen, without the transport's Extra, in the context the middleware
+// gave the listen.
+func TestSDKListenSubscribes(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		listenExtra, subExtra bool
+		ctxValue              any
+	}
+	var mu sync.Mutex
+	var got []seen
+	var listenExtra bool
+	s := sdkServer(&mcp.ServerOptions{
+		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, seen{listenExtra: listenExtra, subExtra: req.Extra != nil, ctxValue: ctx.Value(ctxKey{})})
+			return nil
+		},
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	s.AddResource(&mcp.Resource{URI: "x:marker", Name: "m"}, textResult("m"))
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if q, ok := req.(*mcp.SubscriptionsListenRequest); ok {
+				mu.Lock()
+				listenExtra = q.Extra != nil
+				mu.Unlock()
+				ctx = context.WithValue(ctx, ctxKey{}, "listen")
+			}
+			return next(ctx, method, req)
+		}
+	})
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	hs := httptest.NewServer(handler)
+	t.Cleanup(hs.Close)
+	cs := mcptest.ConnectHTTP(t, hs.URL, "", "2026-07-28", nil)
+	require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "x:marker"}))
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) > 0 }, 10*time.Second, time.Millisecond,
+		changed(4, "listenSubscribes")+": SubscribeHandler not called for a listen")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, seen{listenExtra: true, subExtra: false, ctxValue: "listen"}, got[0],
+		changed(4, "listenSubscribes")+": the listen's Extra, the subscription's missing Extra, or the listen's context")
+}
+
+// 5: the middleware sees initialize's and server/discover's result, and
+// may add a capability.
+func TestSDKInitializeResult(t *testing.T) {
+	t.Parallel()
+	forEachVersion(t, func(t *testing.T, version string) {
+		t.Parallel()
+		s := sdkServer(nil)
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				switch res := res.(type) {
+				case *mcp.InitializeResult:
+					res.Capabilities.Completions = &mcp.CompletionCapabilities{}
+				case *mcp.DiscoverResult:
+					res.Capabilities.Completions = &mcp.CompletionCapabilities{}
+				}
+				return res, err
+			}
+		})
+		cs := mcptest.Connect(t, s, version, nil)
+		assert.NotNil(t, cs.InitializeResult().Capabilities.Completions, changed(5, "initializeResult"))
+	})
+}
+
+// 6 and 7: ResourceUpdated notifies exactly the sessions whose
+// subscription was accepted, in both eras; ServerSession.Wait returns when
+// the session ends.
+func TestSDKResourceUpdatedAndSessionEnd(t *testing.T) {
+	t.Parallel()
+	for _, version := range eras {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			s := sdkServer(&mcp.ServerOptions{
+				SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+					if req.Params.URI == "x:refused" {
+						return errors.New("refused")
+					}
+					return nil
+				},
+				UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+			})
+			s.AddResource(&mcp.Resource{URI: "x:marker", Name: "m"}, textResult("m"))
+			updates := map[string]chan string{"watcher": make(chan string, 10), "other": make(chan string, 10)}
+			clients := map[string]*mcp.ClientSession{}
+			for name, ch := range updates {
+				clients[name] = mcptest.Connect(t, s, version, &mcp.ClientOptions{
+					ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { ch <- req.Params.URI },
+				})
+			}
+			require.NoError(t, clients["watcher"].Subscribe(t.Context(), &mcp.SubscribeParams{URI: "x:a"}))
+			_ = clients["watcher"].Subscribe(t.Context(), &mcp.SubscribeParams{URI: "x:refused"})
+			require.Eventually(t, func() bool {
+				require.NoError(t, s.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: "x:a"}))
+				select {
+				case u := <-updates["watcher"]:
+					return u == "x:a"
+				case <-time.After(10 * time.Millisecond):
+					return false // a 2026-07-28 listen may not be acknowledged yet
+				}
+			}, 10*time.Second, time.Millisecond, changed(6, "resourceUpdated")+": the subscriber was not notified")
+			require.NoError(t, s.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: "x:refused"}))
+			require.NoError(t, clients["watcher"].Ping(t.Context(), nil)) // what was sent before has arrived
+			for len(updates["watcher"]) > 0 {
+				assert.Equal(t, "x:a", <-updates["watcher"], changed(6, "resourceUpdated")+": a refused subscription was notified")
+			}
+			assert.Empty(t, updates["other"], changed(6, "resourceUpdated")+": a session that did not subscribe was notified")
+		})
+	}
+
+	s := sdkServer(nil)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(t.Context(), st, nil)
+	require.NoError(t, err)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(t.Context(), ct, nil)
+	require.NoError(t, err)
+	ended := make(chan struct{})
+	go func() { ss.Wait(); close(ended) }()
+	require.NoError(t, cs.Close())
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal(changed(7, "sessionEnd") + ": ServerSession.Wait did not return when the client left")
+	}
+	assert.False(t, slices.Contains(slices.Collect(s.Sessions()), ss), changed(7, "sessionEnd")+": an ended session is still listed")
+}
+
+// 8: mcp.ResourceNotFoundError has data {"uri": …} and code -32602 or
+// -32002; a read function that returns it is answered as not found.
+func TestSDKNotFoundError(t *testing.T) {
+	t.Parallel()
+	var jerr *jsonrpc.Error
+	require.True(t, errors.As(mcp.ResourceNotFoundError("x://a"), &jerr), changed(8, "notFoundError")+": not a *jsonrpc.Error")
+	assert.Contains(t, []int64{jsonrpc.CodeInvalidParams, resource.CodeLegacyResourceNotFound}, jerr.Code, changed(8, "notFoundError"))
+	assert.JSONEq(t, `{"uri":"x://a"}`, string(jerr.Data), changed(8, "notFoundError"))
+
+	reg := newRegistry(t, &resource.Options{NotFound: resource.NotFoundLegacy})
+	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "x://{id}", Name: "x"},
+		func(_ context.Context, req *mcp.ReadResourceRequest, _ resource.Vars) (*mcp.ReadResourceResult, error) {
+			return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		}))
+	_, err := reg.ReadResource(t.Context(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: "x://a"}})
+	assert.Equal(t, int64(resource.CodeLegacyResourceNotFound), rpcError(t, err).Code, changed(8, "notFoundError")+": not recognized")
+}
+
+// 9: the versions go-sdk speaks include the three the registry knows, and
+// sort in time order.
+func TestSDKProtocolVersion(t *testing.T) {
+	t.Parallel()
+	supported := mcp.SupportedProtocolVersions()
+	for _, v := range versions {
+		assert.Contains(t, supported, v, changed(9, "protocolVersion"))
+	}
+	assert.True(t, slices.IsSorted(versions), changed(9, "protocolVersion"))
+}

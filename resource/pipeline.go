@@ -1,0 +1,187 @@
+package resource
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/mcpres/mcpres/internal/uri"
+	"github.com/mcpres/mcpres/uritemplate"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Every handler runs the same steps in the same order, each a function
+// below that returns nil or a *failure:
+//
+//	spend rate budget -> check URI -> resolve -> authorize -> call user function
+//	  -> finish (fill defaults, MIME check, caching hints) -> audit
+//
+// A handler opens a call with begin, runs the steps its method needs, and
+// closes the call with end, which turns the outcome into the answer, the
+// log record and the audit record (see errors.go).
+
+// A call is one request on its way through the pipeline: what it asks,
+// who asks, and what its audit record needs.
+type call struct {
+	ctx      context.Context
+	op       Operation
+	method   string // the JSON-RPC method
+	target   string // what the audit record names: the URI, list method or template
+	req      mcp.Request
+	session  *mcp.ServerSession
+	identity string
+	version  string    // the client's protocol version, for a not-found answer
+	start    time.Time // when auditing began; zero if audit records are off
+	withheld int       // entries the Authorizer left out of a list or completion
+}
+
+// begin opens a call of method for op on target. req is nil for a direct
+// call without a request; it must be a nil interface then, not a typed
+// nil.
+func (r *Registry) begin(ctx context.Context, op Operation, method, target string, req mcp.Request, session *mcp.ServerSession) call {
+	c := call{ctx: ctx, op: op, method: method, target: target, req: req, session: session}
+	c.start = r.auditStart(ctx)
+	if req != nil {
+		c.identity = r.opts.Identity(ctx, req)
+	}
+	return c
+}
+
+// open is the first step of every call: a closed registry answers nothing.
+func (r *Registry) open() error {
+	if r.closed.Load() {
+		return errClosed
+	}
+	return nil
+}
+
+// spend takes one token of the call's budget in l; a nil l limits
+// nothing.
+func (r *Registry) spend(c *call, l *limiter) error {
+	if l == nil {
+		return nil
+	}
+	if ok, wait := l.allow(rateKey(c.session, c.identity), time.Now()); !ok {
+		return limited(wait)
+	}
+	return nil
+}
+
+// checkURI checks a URI a client sent: absolute RFC 3986, within
+// Options.MaxURILength, without userinfo.
+func (r *Registry) checkURI(u string) error {
+	if err := uri.Check(u, r.opts.MaxURILength); err != nil {
+		return invalid("invalid resource URI: %v", err)
+	}
+	return nil
+}
+
+// A target is what a URI resolved to: a static resource, or a template and
+// the variables it matched.
+type target struct {
+	static *staticEntry
+	tmpl   *templateEntry
+	vars   Vars
+}
+
+func (t target) mimeType() string {
+	if t.static != nil {
+		return t.static.res.MIMEType
+	}
+	return t.tmpl.tmpl.MIMEType
+}
+
+func (t target) cache() *Cache {
+	if t.static != nil {
+		return t.static.cache
+	}
+	return t.tmpl.cache
+}
+
+// access is the Access to t, the target of the call's URI, for op.
+func (t target) access(c *call, op Operation, uri string) Access {
+	a := Access{Op: op, URI: uri, Identity: c.identity, Request: c.req}
+	if t.tmpl != nil {
+		a.Template, a.Vars = t.tmpl.tmpl.URITemplate, t.vars
+	}
+	return a
+}
+
+// resolve finds what u names: an exact static resource first, then the
+// most specific template that matches. A template match that binds an
+// unsafe path, where the template asks for safe paths, names nothing.
+func (r *Registry) resolve(u string) (target, error) {
+	if e, ok := r.static.Get(u); ok {
+		return target{static: e}, nil
+	}
+	r.mu.RLock()
+	e, vars, ok := r.router.Lookup(u)
+	r.mu.RUnlock()
+	if !ok || (e.safePaths && !safePaths(vars)) {
+		return target{}, errNotFound
+	}
+	return target{tmpl: e, vars: vars}, nil
+}
+
+// safePaths reports whether every value vars holds passes
+// uritemplate.CheckPath.
+func safePaths(vars Vars) bool {
+	for _, name := range vars.Template().Varnames() {
+		for _, v := range vars.List(name) {
+			if uritemplate.CheckPath(v) != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// authorize asks Options.Authorize about a: nil allows, else the denial,
+// with the Authorizer's reason. A failing or panicking Authorizer denies,
+// and is logged.
+func (r *Registry) authorize(c *call, a Access) error {
+	if r.opts.Authorize == nil {
+		return nil
+	}
+	if reason := r.decide(c, a); reason != nil {
+		return denied(reason)
+	}
+	return nil
+}
+
+// decide asks Options.Authorize, which must be set, about a, and returns
+// its reason to deny, or nil. An error other than ErrDenied, or a panic,
+// is a failure of the Authorizer: it denies, and is logged at Error.
+func (r *Registry) decide(c *call, a Access) (reason error) {
+	defer func() {
+		if p := recover(); p != nil {
+			reason = fmt.Errorf("authorizer panicked: %v", p)
+		}
+		if reason != nil {
+			r.logAuthorizerFailure(c, a, reason)
+		}
+	}()
+	return r.opts.Authorize(c.ctx, a)
+}
+
+// callUser calls fn, the user's function for the call, turning a panic
+// into an error that says where it happened.
+func callUser[T any](what string, fn func() (T, error)) (res T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			var zero T
+			res, err = zero, fmt.Errorf("%s panicked: %v\n%s", what, p, debug.Stack())
+		}
+	}()
+	return fn()
+}
+
+// The methods the registry answers, as their calls and errors name them.
+const (
+	methodRead          = "resources/read"
+	methodListResources = "resources/list"
+	methodListTemplates = "resources/templates/list"
+	methodSubscribe     = "resources/subscribe"
+	methodComplete      = "completion/complete"
+)

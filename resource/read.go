@@ -1,0 +1,117 @@
+package resource
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ReadResource answers resources/read. It spends one of the session's
+// read tokens, if Options.RateLimits limits reads (CodeRateLimited if
+// there is none left); checks the URI (-32602 saying why if it is not an
+// absolute RFC 3986 URI, is longer than Options.MaxURILength, or carries
+// userinfo); resolves it (a static resource, else the most specific
+// matching template); asks Options.Authorize, if set; calls the read
+// function; fills in each content's URI and MIME type where the read
+// function left them empty (the declared type, else mimetype.Detect);
+// checks each content against its MIME type under Options.MIME (see
+// MIMEPolicy); and sets the caching hint. Each read is written to the
+// audit log (see AuditOptions).
+//
+// An unknown URI, one the Authorizer denies, or a read function that
+// reports ErrNotFound, is answered as described at NotFoundCode, all
+// alike. A read function that fails, panics, or returns no contents is
+// answered with -32603 "Internal error"; the detail is logged with the
+// session ID and URI. A nil request or params is answered with -32602.
+func (r *Registry) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if req == nil || req.Params == nil {
+		c := r.begin(ctx, OpRead, methodRead, "", nil, nil)
+		return nil, r.end(&c, invalid("resources/read needs params with a uri"))
+	}
+	c := r.begin(ctx, OpRead, methodRead, req.Params.URI, req, req.Session)
+	c.version = req.ProtocolVersion()
+	res, err := r.read(&c, req)
+	return res, r.end(&c, err)
+}
+
+// read runs the steps of resources/read.
+func (r *Registry) read(c *call, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	if err := r.spend(c, r.reads); err != nil {
+		return nil, err
+	}
+	if err := r.checkURI(c.target); err != nil {
+		return nil, err
+	}
+	t, err := r.resolve(c.target)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.authorize(c, t.access(c, OpRead, c.target)); err != nil {
+		return nil, err
+	}
+	got, err := r.callRead(c, req, t)
+	if err != nil {
+		return nil, err
+	}
+	return r.finishRead(c, got, t)
+}
+
+// callRead calls the target's read function and vets what it returns.
+func (r *Registry) callRead(c *call, req *mcp.ReadResourceRequest, t target) (*mcp.ReadResourceResult, error) {
+	got, err := callUser("read function", func() (*mcp.ReadResourceResult, error) {
+		if t.static != nil {
+			return t.static.read(c.ctx, req)
+		}
+		return t.tmpl.read(c.ctx, req, t.vars)
+	})
+	switch {
+	case err != nil:
+		return nil, userError("resource read failed", err)
+	case got == nil || len(got.Contents) == 0:
+		return nil, failed("resource read returned no contents; return resource.ErrNotFound for a missing resource", nil)
+	}
+	return got, nil
+}
+
+// finishRead returns a copy of res with each content's URI and MIME type
+// filled in, checked against its MIME type under Options.MIME, and the
+// caching hint set. The read function's result is not modified: it may be
+// shared between calls.
+func (r *Registry) finishRead(c *call, res *mcp.ReadResourceResult, t target) (*mcp.ReadResourceResult, error) {
+	out := *res
+	out.Contents = make([]*mcp.ResourceContents, len(res.Contents))
+	declared := t.mimeType()
+	for i, content := range res.Contents {
+		if content == nil {
+			return nil, failed("resource read returned a nil content entry", nil)
+		}
+		content = fillContent(content, c.target, declared)
+		if err := r.checkContent(c, content); err != nil {
+			return nil, err
+		}
+		out.Contents[i] = content
+	}
+	if out.TTLMs == 0 && out.CacheScope == "" {
+		cache := r.opts.Cache
+		if ec := t.cache(); ec != nil {
+			cache = *ec
+		}
+		cache.apply(&out.Cacheable)
+	} else if out.CacheScope == "" {
+		out.CacheScope = string(Public)
+	}
+	r.privateIfAuthorized(&out.Cacheable)
+	return &out, nil
+}
+
+// privateIfAuthorized sets c's scope to private if the registry has an
+// Authorizer: a result another caller might not be allowed must not be
+// served to them from a shared cache.
+func (r *Registry) privateIfAuthorized(c *mcp.Cacheable) {
+	if r.opts.Authorize != nil {
+		c.CacheScope = string(Private)
+	}
+}
