@@ -49,8 +49,19 @@ func newSDKList(b *testing.B, n int) *sdkList {
 		server.AddResource(&mcp.Resource{URI: benchURI(i), Name: "item"}, benchRead)
 	}
 	s := &sdkList{server: server}
+	s.handler, s.session, _ = methodHandler(b, server)
+	return s
+}
+
+// methodHandler connects a go-sdk client to server in memory and returns
+// the server's receiving method handler chain, captured by a middleware
+// added last, with the server's and the client's sessions: go-sdk's
+// dispatch of a method, without transport and JSON, for a benchmark to
+// call with a request of the server session.
+func methodHandler(b *testing.B, server *mcp.Server) (mcp.MethodHandler, *mcp.ServerSession, *mcp.ClientSession) {
+	var handler mcp.MethodHandler
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		s.handler = next
+		handler = next
 		return next
 	})
 	ctx := context.Background()
@@ -64,8 +75,7 @@ func newSDKList(b *testing.B, n int) *sdkList {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cs.Close(); ss.Wait() })
-	s.session = ss
-	return s
+	return handler, ss, cs
 }
 
 func (s *sdkList) page(ctx context.Context, cursor string) (*mcp.ListResourcesResult, error) {

@@ -134,23 +134,8 @@ func newReadBenchRegistry(b *testing.B, templates []string) *resource.Registry {
 func benchServerRead(b *testing.B, uri string, setup func(*mcp.Server)) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "bench"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
 	setup(server)
-	var handler mcp.MethodHandler
-	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		handler = next
-		return next
-	})
+	handler, ss, cs := methodHandler(b, server)
 	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := server.Connect(ctx, st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cs.Close(); ss.Wait() })
-
 	req := &mcp.ReadResourceRequest{Session: ss, Params: &mcp.ReadResourceParams{URI: uri}}
 	// Once over the client, to check that the read the benchmark times
 	// is the one a client gets.
