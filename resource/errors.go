@@ -85,13 +85,13 @@ func failed(msg string, cause error, attrs ...slog.Attr) *failure {
 // failure of the server's own code.
 func (r *Registry) end(c *call, err error) error {
 	o := outcomeAllowed
-	var f *failure
+	f, isFailure := err.(*failure) // the steps return them unwrapped
 	switch {
 	case err == nil:
 		if c.withheld > 0 {
 			o = outcomeFiltered
 		}
-	case errors.As(err, &f):
+	case isFailure:
 		o = f.outcome
 	default:
 		f = failed("resource request failed", err)

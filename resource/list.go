@@ -48,17 +48,11 @@ func (e *templateEntry) describe() *mcp.ResourceTemplate { return e.tmpl }
 // answered with -32603, logged. The returned resources must not be
 // modified.
 func (r *Registry) ListResources(ctx context.Context, req *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
-	c, pos := beginList(r, ctx, methodListResources, req, cursorOf[mcp.ListResourcesParams])
+	c, pos := beginList(r, ctx, methodListResources, req, func(p *mcp.ListResourcesParams) string { return p.Cursor })
 	r.mu.RLock()
 	sources := r.sources
 	r.mu.RUnlock()
-	page, next, err := listPage(r, &c, pos, sources, func(res *mcp.Resource) (Access, error) {
-		if res == nil {
-			return Access{}, failed("resource list failed", errors.New("a provider listed a nil resource"))
-		}
-		t, _ := r.resolve(res.URI) // a listed URI no entry reads is decided on its own
-		return t.access(&c, OpList, res.URI), nil
-	})
+	page, next, err := listPage(r, &c, pos, sources, noNilResource, resourceAccess)
 	if err = r.end(&c, err); err != nil {
 		return nil, err
 	}
@@ -73,11 +67,9 @@ func (r *Registry) ListResources(ctx context.Context, req *mcp.ListResourcesRequ
 // ListResources (bound to resources/templates/list). The returned
 // templates must not be modified.
 func (r *Registry) ListResourceTemplates(ctx context.Context, req *mcp.ListResourceTemplatesRequest) (*mcp.ListResourceTemplatesResult, error) {
-	c, pos := beginList(r, ctx, methodListTemplates, req, cursorOf[mcp.ListResourceTemplatesParams])
+	c, pos := beginList(r, ctx, methodListTemplates, req, func(p *mcp.ListResourceTemplatesParams) string { return p.Cursor })
 	sources := []cursor.Source[*mcp.ResourceTemplate]{{Provider: index[*templateEntry, *mcp.ResourceTemplate]{&r.templates, (*templateEntry).describe}}}
-	page, next, err := listPage(r, &c, pos, sources, func(t *mcp.ResourceTemplate) (Access, error) {
-		return Access{Op: OpList, Template: t.URITemplate, Identity: c.identity, Request: c.req}, nil
-	})
+	page, next, err := listPage(r, &c, pos, sources, nil, templateAccess)
 	if err = r.end(&c, err); err != nil {
 		return nil, err
 	}
@@ -88,36 +80,28 @@ func (r *Registry) ListResourceTemplates(ctx context.Context, req *mcp.ListResou
 }
 
 // beginList opens a call of a list method for req, which may be nil, and
-// returns it with the request's cursor, which cursorOf reads from the
-// params (nil if the request has none).
+// returns it with the request's cursor, which cursorOf reads from its
+// params, if it has any.
 func beginList[P mcp.Params](r *Registry, ctx context.Context, method string, req *mcp.ServerRequest[P], cursorOf func(P) string) (call, string) {
 	if req == nil {
 		return r.begin(ctx, OpList, method, method, nil, nil), ""
 	}
-	return r.begin(ctx, OpList, method, method, req, req.Session), cursorOf(req.Params)
-}
-
-// cursorOf returns the cursor of list params p, "" if p is nil.
-func cursorOf[P mcp.ListResourcesParams | mcp.ListResourceTemplatesParams](p *P) string {
-	if p == nil {
-		return ""
+	c := r.begin(ctx, OpList, method, method, req, req.Session)
+	var none P
+	if any(req.Params) == any(none) {
+		return c, ""
 	}
-	switch p := any(p).(type) {
-	case *mcp.ListResourcesParams:
-		return p.Cursor
-	case *mcp.ListResourceTemplatesParams:
-		return p.Cursor
-	}
-	return ""
+	return c, cursorOf(req.Params)
 }
 
 // listPage runs the steps of a list method: one page of sources from
 // cursor pos, and the next page's cursor. The cursor is bound to the
-// call's caller; with an Authorizer, the entries it denies (each decided
-// as the Access that access makes of it) are left out and counted in
-// c.withheld. access may also reject an entry the source should not have
-// listed.
-func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T], access func(T) (Access, error)) ([]T, string, error) {
+// call's caller; check, if not nil, vets the page; with an Authorizer,
+// the entries it denies (each decided as the Access that access makes of
+// it and caller, the caller's Access to the list) are left out and
+// counted in c.withheld.
+func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T],
+	check func([]T) error, access func(*Registry, Access, T) Access) ([]T, string, error) {
 	if err := r.open(); err != nil {
 		return nil, "", err
 	}
@@ -125,26 +109,50 @@ func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T
 	if errors.Is(err, cursor.ErrInvalid) {
 		return nil, "", invalid("invalid cursor")
 	}
+	if err == nil && check != nil {
+		err = check(page)
+	}
 	if err != nil {
 		return nil, "", failed("resource list failed", err)
 	}
-	var vetErr error
-	page = slices.DeleteFunc(page, func(v T) bool {
-		a, err := access(v)
-		if err != nil {
-			vetErr = err
-			return true
+	if r.opts.Authorize != nil {
+		caller := Access{Op: OpList, Identity: c.identity, Request: c.req}
+		kept := page[:0]
+		for _, v := range page {
+			if r.decide(c, access(r, caller, v)) == nil {
+				kept = append(kept, v)
+			}
 		}
-		if r.opts.Authorize != nil && r.decide(c, a) != nil {
-			c.withheld++
-			return true
-		}
-		return false
-	})
-	if vetErr != nil {
-		return nil, "", vetErr
+		c.withheld = len(page) - len(kept)
+		clear(page[len(kept):])
+		page = kept
 	}
 	return page, next, nil
+}
+
+// noNilResource vets a page of resources/list: a provider must not list a
+// nil resource.
+func noNilResource(page []*mcp.Resource) error {
+	if slices.Contains(page, nil) {
+		return errors.New("a provider listed a nil resource")
+	}
+	return nil
+}
+
+// resourceAccess is the Access to show res in resources/list: as a read of
+// it would be decided.
+func resourceAccess(r *Registry, caller Access, res *mcp.Resource) Access {
+	caller.URI = res.URI
+	if t, err := r.resolve(res.URI); err == nil && t.tmpl != nil { // a listed URI no entry reads is decided on its own
+		caller.Template, caller.Vars = t.tmpl.tmpl.URITemplate, t.vars
+	}
+	return caller
+}
+
+// templateAccess is the Access to show t in resources/templates/list.
+func templateAccess(_ *Registry, caller Access, t *mcp.ResourceTemplate) Access {
+	caller.Template = t.URITemplate
+	return caller
 }
 
 // pageRequest is the cursor.Request for the page of c's list method from
