@@ -1,8 +1,10 @@
-// Package mcptest helps the tests of an MCP server drive the server's
-// binary through the real protocol, as an MCP host does: it builds the
-// binary, connects a go-sdk client to it over stdio, starts it as a
-// streamable HTTP server and connects to that, with a bearer token if the
-// server wants one, and lists every page of its resources.
+// Package mcptest helps the tests of an MCP server drive the server
+// through the real protocol, as an MCP host does: in process, it connects
+// a go-sdk client to a *mcp.Server at a given protocol version (Connect);
+// out of process, it builds the server's binary, connects a go-sdk client
+// to it over stdio, starts it as a streamable HTTP server and connects to
+// that, with a bearer token if the server wants one; and it lists every
+// page of the server's resources.
 //
 // Every helper takes the test's testing.TB, fails the test (with
 // t.Fatal or an equivalent require call) when it cannot do its job, and

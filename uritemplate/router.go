@@ -47,7 +47,8 @@ var ErrConflict = errors.New("uritemplate: templates match the same URIs equally
 // the same time as any other method.
 type Router[T any] struct {
 	// MaxURILength caps the URIs Lookup considers, in bytes: longer ones
-	// match nothing, before any matching work. Zero means 4096.
+	// match nothing, before any matching work. Zero or negative means
+	// 4096.
 	MaxURILength int
 
 	root  rnode[T]
