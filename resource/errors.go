@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // This file is the one place that knows JSON-RPC codes and messages: the
@@ -115,7 +116,7 @@ func (r *Registry) reply(c *call, f *failure) error {
 	case outcomeNotFound, outcomeDenied: // alike, so that a client cannot tell them apart
 		switch c.op {
 		case OpRead:
-			return r.notFoundError(c.version, c.target)
+			return r.notFoundError(protocolVersion(c.req), c.target)
 		case OpSubscribe:
 			return invalidParams("cannot subscribe to %q: no such resource", c.target)
 		default:
@@ -151,6 +152,14 @@ func (r *Registry) notFoundError(version, u string) error {
 		URI string `json:"uri"`
 	}{u})
 	return &jsonrpc.Error{Code: code, Message: "Resource not found", Data: data}
+}
+
+// protocolVersion is the protocol version of req, "" if it has none.
+func protocolVersion(req mcp.Request) string {
+	if v, ok := req.(interface{ ProtocolVersion() string }); ok {
+		return v.ProtocolVersion()
+	}
+	return ""
 }
 
 // rateLimitedError answers a request of method refused by a rate limit:

@@ -31,7 +31,6 @@ type call struct {
 	req      mcp.Request
 	session  *mcp.ServerSession
 	identity string
-	version  string    // the client's protocol version, for a not-found answer
 	start    time.Time // when auditing began; zero if audit records are off
 	withheld int       // entries the Authorizer left out of a list or completion
 }

@@ -29,7 +29,6 @@ func (r *Registry) ReadResource(ctx context.Context, req *mcp.ReadResourceReques
 		return nil, r.end(&c, invalid("resources/read needs params with a uri"))
 	}
 	c := r.begin(ctx, OpRead, methodRead, req.Params.URI, req, req.Session)
-	c.version = req.ProtocolVersion()
 	res, err := r.read(&c, req)
 	return res, r.end(&c, err)
 }
