@@ -2,8 +2,10 @@ package cursor
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -13,13 +15,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Fixed keys, so that cursors (and the fuzz corpus) stay the same from run
-// to run.
+// Fixed keys, so that cursors made with a given nonce (and the fuzz
+// corpus) stay the same from run to run.
 var (
 	testKey  = []byte("0123456789abcdef0123456789abcdef")
 	otherKey = []byte("fedcba9876543210fedcba9876543210")
 	newKey   = []byte("a new key of at least 16 bytes..")
 )
+
+// testNonce is a fixed nonce for Codec.encode.
+var testNonce = []byte("fixed nonce!")
+
+// rawOf returns the bytes a cursor encodes.
+func rawOf(t testing.TB, cursor string) []byte {
+	t.Helper()
+	raw, err := encoding.DecodeString(cursor)
+	require.NoError(t, err)
+	return raw
+}
 
 func newTestCodec(t testing.TB, opts *Options) *Codec {
 	t.Helper()
@@ -95,16 +108,35 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// TestEncodeDeterministic checks that, without a TTL, a position has one
-// cursor, which the fuzz targets rely on.
-func TestEncodeDeterministic(t *testing.T) {
+// TestEncodeNonce checks that every cursor has a fresh random nonce, so
+// that two cursors for one position differ, and that for a given nonce
+// (and, without a TTL, at any time) a position has one cursor, which the
+// fuzz targets rely on.
+func TestEncodeNonce(t *testing.T) {
 	c1, c2 := newTestCodec(t, nil), newTestCodec(t, nil)
 	p := Position{Source: "s", Key: "k"}
-	assert.Equal(t, c1.Encode("m", "x", p), c2.Encode("m", "x", p))
-	assert.NotEqual(t, c1.Encode("m", "x", p), c1.Encode("m", "y", p))
-	assert.NotEqual(t, c1.Encode("m", "x", p), c1.Encode("n", "x", p))
+	cursors, nonces := map[string]bool{}, map[string]bool{}
+	for range 1000 {
+		s := c1.Encode("m", "x", p)
+		assert.False(t, cursors[s], "cursor %q repeats", s)
+		cursors[s] = true
+		raw := rawOf(t, s)
+		assert.Equal(t, byte(version), raw[0])
+		nonces[string(raw[1:headerSize])] = true
+		got, err := c2.Decode("m", "x", s)
+		require.NoError(t, err)
+		assert.Equal(t, p, got)
+	}
+	assert.Len(t, nonces, 1000)
+
+	n := testNonce
+	s := c1.encode("m", "x", p, n)
+	assert.Equal(t, n, rawOf(t, s)[1:headerSize], "the nonce follows the version, in clear")
+	assert.Equal(t, s, c2.encode("m", "x", p, n))
+	assert.NotEqual(t, s, c1.encode("m", "y", p, n))
+	assert.NotEqual(t, s, c1.encode("n", "x", p, n))
 	// Length prefixes keep method and scope apart.
-	assert.NotEqual(t, c1.Encode("ab", "c", p), c1.Encode("a", "bc", p))
+	assert.NotEqual(t, c1.encode("ab", "c", p, n), c1.encode("a", "bc", p, n))
 }
 
 func assertInvalid(t *testing.T, c *Codec, method, scope, cursor string) {
@@ -249,6 +281,12 @@ func TestDecodeWrongBinding(t *testing.T) {
 	s = c.Encode("m", "", p)
 	assertInvalid(t, c, "m", "x", s)
 	assertInvalid(t, c, "m ", "", s)
+
+	s = c.Encode("ab", "c", p)
+	assertInvalid(t, c, "a", "bc", s)
+	assertInvalid(t, c, "abc", "", s)
+	_, err = c.Decode("a", "bc", s)
+	assert.ErrorContains(t, err, "not issued by this server for a")
 }
 
 func TestDecodeForeignKey(t *testing.T) {
@@ -273,13 +311,17 @@ func TestRotation(t *testing.T) {
 	both := newTestCodec(t, &Options{Keys: [][]byte{newKey, testKey}})
 	onlyNew := newTestCodec(t, &Options{Keys: [][]byte{newKey}})
 
+	// A cursor made with key A (testKey) decodes under Keys{B, A}, not
+	// under Keys{B}.
 	fromOld := old.Encode("m", "", p)
 	got, err := both.Decode("m", "", fromOld)
 	require.NoError(t, err)
 	assert.Equal(t, p, got)
 	assertInvalid(t, onlyNew, "m", "", fromOld)
+	_, err = onlyNew.Decode("m", "", fromOld)
+	assert.ErrorContains(t, err, "not issued by this server")
 
-	// [new, old] signs with new: onlyNew accepts it, old does not.
+	// [new, old] encrypts with new: onlyNew accepts it, old does not.
 	fromBoth := both.Encode("m", "", p)
 	assert.NotEqual(t, fromOld, fromBoth)
 	got, err = onlyNew.Decode("m", "", fromBoth)
@@ -300,7 +342,11 @@ func TestNewCodecCopiesKeys(t *testing.T) {
 	got, err := c.Decode("m", "", s)
 	require.NoError(t, err)
 	assert.Equal(t, p, got)
-	assert.Equal(t, newTestCodec(t, nil).Encode("m", "", p), c.Encode("m", "", p))
+	// c still encrypts with the key as it was.
+	got, err = newTestCodec(t, nil).Decode("m", "", c.Encode("m", "", p))
+	require.NoError(t, err)
+	assert.Equal(t, p, got)
+	assert.Equal(t, newTestCodec(t, nil).encode("m", "", p, testNonce), c.encode("m", "", p, testNonce))
 }
 
 func TestExpiry(t *testing.T) {
@@ -444,14 +490,22 @@ func TestCodecConcurrent(t *testing.T) {
 // that positions up to the documented size fit.
 func TestMaxLength(t *testing.T) {
 	c := newTestCodec(t, nil)
-	// 2 bytes of header, 1 of source length, 16 of MAC: 6,144 bytes in
-	// all are 8,192 base64 characters.
-	fits := Position{Key: strings.Repeat("k", MaxLength*3/4-19)}
+	// MaxLength base64 characters are 6,144 bytes: 29 of overhead (version,
+	// nonce and tag) leave 6,115 for the plaintext, which is a multiple of
+	// 32: 6,112. Of those, 1 is flags, 1 the source length, 2 the key
+	// length: the longest key is 6,108 bytes, in a cursor of 8,188
+	// characters, as close to MaxLength as a cursor gets.
+	fits := Position{Key: strings.Repeat("k", 6108)}
 	s := c.Encode("m", "", fits)
-	require.Len(t, s, MaxLength)
+	require.Len(t, s, 8188)
 	got, err := c.Decode("m", "", s)
 	require.NoError(t, err)
 	assert.Equal(t, fits, got)
+	// A cursor of MaxLength characters is looked at (and is 4 too long
+	// for its bucket here).
+	_, err = c.Decode("m", "", s+"AAAA")
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.NotContains(t, err.Error(), "too long")
 
 	tooLong := Position{Key: fits.Key + "k"}
 	s = c.Encode("m", "", tooLong)
@@ -460,10 +514,269 @@ func TestMaxLength(t *testing.T) {
 	_, err = c.Decode("m", "", s)
 	assert.ErrorContains(t, err, "too long")
 
-	// The bound Encode documents, with a TTL.
-	c = newTestCodec(t, &Options{Keys: [][]byte{testKey}, TTL: time.Hour})
-	p := Position{Source: strings.Repeat("s", 3000), Key: strings.Repeat("k", 3000)}
-	got, err = c.Decode("m", "", c.Encode("m", "", p))
-	require.NoError(t, err)
-	assert.Equal(t, p, got)
+	// The bounds Encode documents, with a TTL (the longest there is, for
+	// the longest expiry).
+	for _, ttl := range []time.Duration{time.Hour, 1<<63 - 1} {
+		c = newTestCodec(t, &Options{Keys: [][]byte{testKey}, TTL: ttl})
+		for _, p := range []Position{
+			{Source: strings.Repeat("s", 3000), Key: strings.Repeat("k", 3000)},
+			{Source: strings.Repeat("s", 200), Key: strings.Repeat("k", 6097-200)},
+		} {
+			s := c.Encode("m", "", p)
+			assert.LessOrEqual(t, len(s), MaxLength)
+			got, err = c.Decode("m", "", s)
+			require.NoError(t, err)
+			assert.Equal(t, p, got)
+		}
+	}
+}
+
+// TestVersion checks that a cursor of any format version but 2, among
+// them the signed cursors of version 1 made with the same key, is refused
+// before anything else, saying so.
+func TestVersion(t *testing.T) {
+	c := newTestCodec(t, nil)
+	p := Position{Source: "s", Key: "k"}
+	s := c.Encode("m", "", p)
+	assert.Equal(t, byte(2), rawOf(t, s)[0])
+
+	v1 := newSignedCodec(t, [][]byte{testKey}, 0, nil).Encode("m", "", p)
+	assertInvalid(t, c, "m", "", v1)
+	_, err := c.Decode("m", "", v1)
+	assert.ErrorContains(t, err, "unknown version 1")
+
+	raw := rawOf(t, s)
+	for _, v := range []byte{0, 1, 3, 4, 0x80, 0xff} {
+		raw[0] = v
+		other := encoding.EncodeToString(raw)
+		assertInvalid(t, c, "m", "", other)
+		_, err := c.Decode("m", "", other)
+		assert.ErrorContains(t, err, fmt.Sprintf("unknown version %d", v))
+	}
+}
+
+// leaks returns the 4-byte (or longer) substrings of secrets that show in
+// cursor, as bytes (base64-decoded) or as text.
+func leaks(t testing.TB, cursor string, secrets ...string) []string {
+	t.Helper()
+	raw := rawOf(t, cursor)
+	var found []string
+	for _, secret := range secrets {
+		for i := 0; i+4 <= len(secret); i++ {
+			if sub := secret[i : i+4]; bytes.Contains(raw, []byte(sub)) || strings.Contains(cursor, sub) {
+				found = append(found, sub)
+			}
+		}
+	}
+	return found
+}
+
+// TestRevealsNothing checks that neither a cursor's bytes nor its text
+// show any part of the position it records, that two cursors for one
+// position differ, and that keys of length 1 and 20 make cursors of one
+// length.
+func TestRevealsNothing(t *testing.T) {
+	p := Position{Source: "tenant-b/catalog", Key: "product/personas"}
+	clock := func() time.Time { return time.Unix(1_800_000_000, 0) }
+	const method = "resources/list"
+
+	// The signed codec's cursors do show them: the check works.
+	signed := newSignedCodec(t, [][]byte{testKey}, 0, nil).Encode(method, "user:ada", p)
+	assert.Contains(t, string(rawOf(t, signed)), p.Source+p.Key)
+	assert.NotEmpty(t, leaks(t, signed, p.Source, p.Key))
+
+	for name, c := range map[string]*Codec{
+		"plain":    newTestCodec(t, nil),
+		"ttl":      newTestCodec(t, &Options{Keys: [][]byte{testKey}, TTL: time.Hour, Now: clock}),
+		"rotation": newTestCodec(t, &Options{Keys: [][]byte{newKey, testKey}}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, scope := range []string{"", "user:ada"} {
+				// Nonces from a fixed sequence, so that the test is
+				// deterministic: with random ones, some 4 bytes of
+				// ciphertext would match by chance about once in a
+				// million cursors.
+				r := rand.New(rand.NewPCG(2026, 5))
+				nonce := make([]byte, nonceSize)
+				for range 500 {
+					for i := range nonce {
+						nonce[i] = byte(r.Uint32())
+					}
+					s := c.encode(method, scope, p, nonce)
+					assert.Empty(t, leaks(t, s, p.Source, p.Key), "cursor %q", s)
+				}
+
+				// Encode's own cursors: random nonces.
+				a, b := c.Encode(method, scope, p), c.Encode(method, scope, p)
+				assert.NotEqual(t, a, b)
+				assert.NotEqual(t, rawOf(t, a)[1:headerSize], rawOf(t, b)[1:headerSize])
+				for _, s := range []string{a, b} {
+					raw := string(rawOf(t, s))
+					assert.NotContains(t, raw, p.Key)
+					assert.NotContains(t, raw, p.Source)
+					got, err := c.Decode(method, scope, s)
+					require.NoError(t, err)
+					assert.Equal(t, p, got)
+				}
+
+				// Keys of length 1 and 20 (and all between) share a bucket.
+				short := c.Encode(method, scope, Position{Source: "db", Key: "k"})
+				for n := 2; n <= 20; n++ {
+					long := c.Encode(method, scope, Position{Source: "db", Key: strings.Repeat("k", n)})
+					assert.Len(t, long, len(short), "key of %d bytes", n)
+				}
+			}
+		})
+	}
+}
+
+// TestLengthBuckets checks the padding rule: a cursor is overhead bytes
+// more than its plaintext, which is the fewest multiple of padTo bytes
+// that hold the flags, expiry, lengths, source and key. The length of a
+// cursor shows that of its position in buckets of padTo bytes, and not
+// how it splits between source and key.
+func TestLengthBuckets(t *testing.T) {
+	clock := func() time.Time { return time.Unix(1_800_000_000, 0) }
+	for _, ttl := range []time.Duration{0, time.Hour} {
+		c := newTestCodec(t, &Options{Keys: [][]byte{testKey}, TTL: ttl, Now: clock})
+		header := 1 // flags
+		if ttl > 0 {
+			header += len(binary.AppendVarint(nil, expiry(clock(), ttl)))
+		}
+		for n := range 300 {
+			p := Position{Source: strings.Repeat("s", n/3), Key: strings.Repeat("k", n-n/3)}
+			s := c.Encode("m", "", p)
+			content := header + uvarintLen(len(p.Source)) + uvarintLen(len(p.Key)) + n
+			want := overhead + (content+padTo-1)/padTo*padTo
+			assert.Len(t, rawOf(t, s), want, "TTL %v, %d bytes", ttl, n)
+			assert.Len(t, s, encoding.EncodedLen(want))
+			swapped := c.Encode("m", "", Position{Source: p.Key, Key: p.Source})
+			assert.Len(t, swapped, len(s))
+		}
+		// The documented sizes: 82 characters up to 29 bytes (23 with a
+		// TTL), then about 43 more for every 32 bytes.
+		small := 29
+		if ttl > 0 {
+			small = 23
+		}
+		assert.Len(t, c.Encode("m", "", Position{Key: strings.Repeat("k", small)}), 82)
+		assert.Len(t, c.Encode("m", "", Position{Key: strings.Repeat("k", small+1)}), 124)
+		assert.Len(t, c.Encode("m", "", Position{Key: strings.Repeat("k", small+1+32)}), 167)
+	}
+}
+
+func uvarintLen(n int) int { return len(binary.AppendUvarint(nil, uint64(n))) }
+
+// seal returns the cursor for plaintext pt, which need not be well
+// formed, as c would encrypt it for method and scope.
+func seal(c *Codec, method, scope string, pt []byte) string {
+	raw := append([]byte{version}, testNonce...)
+	raw = c.keys[0].Seal(raw, testNonce, pt, appendAD(nil, method, scope))
+	return encoding.EncodeToString(raw)
+}
+
+// TestDecodeChecksPlaintext checks that Decode refuses a plaintext
+// authenticated by its key but not laid out as Encode lays it out: the
+// padding, its length and the varints have one spelling.
+func TestDecodeChecksPlaintext(t *testing.T) {
+	clock := func() time.Time { return time.Unix(1_800_000_000, 0) }
+	c := newTestCodec(t, &Options{Keys: [][]byte{testKey}, Now: clock})
+	pad := func(b ...byte) []byte { return append(b, zeros[:padding(len(b))]...) }
+	with := func(b []byte, i int, v byte) []byte { b[i] = v; return b }
+	exp := binary.AppendVarint(nil, clock().Add(time.Hour).UnixMilli())
+
+	for _, tc := range []struct {
+		pt   []byte
+		want Position
+	}{
+		{pad(0, 0, 0), Position{}},
+		{pad(0, 1, 1, 's', 'k'), Position{Source: "s", Key: "k"}},
+		{append([]byte{0, 0, 29}, make([]byte, 29)...), Position{Key: string(make([]byte, 29))}}, // no padding
+		{pad(append(append([]byte{flagExpiry}, exp...), 0, 1, 'k')...), Position{Key: "k"}},
+	} {
+		s := seal(c, "m", "", tc.pt)
+		got, err := c.Decode("m", "", s)
+		require.NoError(t, err, "%x", tc.pt)
+		assert.Equal(t, tc.want, got)
+		if tc.pt[0]&flagExpiry == 0 { // c, without a TTL, writes none
+			assert.Equal(t, s, c.encode("m", "", got, testNonce), "the helper seals as Encode does")
+		}
+	}
+
+	for _, tc := range []struct {
+		pt     []byte
+		reason string
+	}{
+		{pad(2, 0, 0), "unknown flags 0x2"},
+		{pad(0x81, 0, 0), "unknown flags 0x81"},
+		{pad(flagExpiry, 0x80, 0x80), "malformed expiry"},                                   // runs into the padding: overlong
+		{append([]byte{flagExpiry}, bytes.Repeat([]byte{0xff}, 31)...), "malformed expiry"}, // never ends
+		{pad(append(append([]byte{flagExpiry}, exp...), 0x80)...), "malformed position"},    // overlong 0
+		{pad(0, 0x81, 0, 's', 'k'), "malformed position"},                                   // overlong 1
+		{pad(0, 0, 0x80, 0), "malformed position"},
+		{pad(0, 30, 0), "malformed position"},                                                      // source longer than the plaintext
+		{pad(0, 1, 29, 's'), "malformed position"},                                                 // key longer
+		{pad(0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0), "malformed position"},    // 2^63-1
+		{pad(0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1), "malformed position"}, // 2^64-1: wraps
+		{with(pad(0, 1, 1, 's', 'k'), 31, 1), "malformed padding"},                                 // the last byte
+		{with(pad(0, 1, 1, 's', 'k'), 5, 0x80), "malformed padding"},                               // the first
+		{append(pad(0, 1, 1, 's', 'k'), zeros[:]...), "malformed padding"},                         // a bucket too many
+		{make([]byte, 64), "malformed padding"},
+	} {
+		s := seal(c, "m", "", tc.pt)
+		assertInvalid(t, c, "m", "", s)
+		_, err := c.Decode("m", "", s)
+		assert.ErrorContains(t, err, tc.reason, "%x", tc.pt)
+	}
+	// Lengths that no plaintext has.
+	for _, n := range []int{0, 1, 31, 33, 63} {
+		s := seal(c, "m", "", make([]byte, n))
+		assertInvalid(t, c, "m", "", s)
+	}
+	// A TTL codec refuses a cursor without expiry.
+	withTTL := newTestCodec(t, &Options{Keys: [][]byte{testKey}, TTL: time.Hour, Now: clock})
+	_, err := withTTL.Decode("m", "", seal(c, "m", "", pad(0, 0, 0)))
+	assert.ErrorContains(t, err, "no expiry")
+}
+
+// TestCodecAllocs checks that Encode allocates only the cursor, and Decode
+// only the position's string (none for an empty one), whatever the key.
+func TestCodecAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items: counts are not meaningful")
+	}
+	clock := func() time.Time { return time.Unix(1_800_000_000, 0) }
+	p := Position{Source: "users://{id}/profile", Key: "users://ada.lovelace/profile"}
+	enc := newTestCodec(t, &Options{Keys: [][]byte{testKey}, TTL: time.Hour, Now: clock})
+	dec := newTestCodec(t, &Options{Keys: [][]byte{newKey, otherKey, testKey}, TTL: time.Hour, Now: clock})
+	s := enc.Encode("resources/list", "user:ada", p)
+	empty := enc.Encode("resources/list", "user:ada", Position{})
+	long := Position{Key: strings.Repeat("k", 6000)} // outgrows the pooled buffers
+	sLong := enc.Encode("m", "", long)
+	for name, tc := range map[string]struct {
+		f    func()
+		want float64
+	}{
+		"Encode": {func() { enc.Encode("resources/list", "user:ada", p) }, 1},
+		"Decode": {func() {
+			if _, err := dec.Decode("resources/list", "user:ada", s); err != nil {
+				t.Fatal(err)
+			}
+		}, 1},
+		"Decode empty": {func() {
+			if _, err := dec.Decode("resources/list", "user:ada", empty); err != nil {
+				t.Fatal(err)
+			}
+		}, 0},
+	} {
+		assert.Equal(t, tc.want, testing.AllocsPerRun(1000, tc.f), name)
+	}
+	// A long position outgrows the pooled buffers, which are then made
+	// anew (and not kept).
+	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { enc.Encode("m", "", long) }), 6.0)
+	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() {
+		if _, err := dec.Decode("m", "", sLong); err != nil {
+			t.Fatal(err)
+		}
+	}), 6.0)
 }

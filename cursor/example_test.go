@@ -1,7 +1,9 @@
 package cursor_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log"
@@ -12,7 +14,8 @@ import (
 )
 
 func ExampleCodec() {
-	// Several replicas share keys; the first signs, any verifies.
+	// Several replicas share keys; the first encrypts, each is tried to
+	// decrypt.
 	codec, err := cursor.NewCodec(&cursor.Options{
 		Keys: [][]byte{[]byte("a secret of 16 bytes or more")},
 		TTL:  time.Hour,
@@ -25,6 +28,10 @@ func ExampleCodec() {
 	p, err := codec.Decode("resources/list", "user:ada", c)
 	fmt.Printf("%+v %v\n", p, err)
 
+	// The cursor is encrypted: decoded, it shows nothing of the position.
+	raw, _ := base64.RawURLEncoding.DecodeString(c)
+	fmt.Println(bytes.Contains(raw, []byte("file:///b.txt")))
+
 	// Another method, another identity or an altered cursor is refused.
 	_, err = codec.Decode("resources/templates/list", "user:ada", c)
 	fmt.Println(errors.Is(err, cursor.ErrInvalid))
@@ -34,6 +41,7 @@ func ExampleCodec() {
 	fmt.Println(errors.Is(err, cursor.ErrInvalid))
 	// Output:
 	// {Source:db Key:file:///b.txt} <nil>
+	// false
 	// true
 	// true
 	// true
