@@ -50,6 +50,10 @@ type Request struct {
 	Cursor string
 	// Size is the most items the page holds; it must be positive.
 	Size int
+	// Scan, for PaginateFiltered, bounds the items one page may look at,
+	// kept or not; it must then be more than Size. Zero means no bound.
+	// Paginate ignores it.
+	Scan int
 }
 
 // Paginate returns one page of the list made of sources, in order: every
@@ -66,8 +70,34 @@ type Request struct {
 // page's last source name and key are too long for one (see Encode), and
 // if sources are not sorted by Name or a name repeats.
 func Paginate[T any](ctx context.Context, c *Codec, req Request, sources []Source[T]) (page []T, next string, err error) {
+	req.Scan = 0
+	return PaginateFiltered(ctx, c, req, sources, nil)
+}
+
+// PaginateFiltered is Paginate over only the items keep accepts (all of
+// them if keep is nil): a page holds up to req.Size accepted items, and
+// the items keep refuses are passed over as if they were not there. Each
+// page looks ahead for one more accepted item to tell whether there is a
+// next page, and next continues after the page's last item, so that
+// which pages a walk sees, their sizes and their cursors' positions do
+// not depend on the refused items at all, while a page scans at most
+// req.Scan items (kept or refused).
+//
+// When the scan budget runs out first, the page ends there: it holds the
+// accepted items found so far, possibly none, and next continues after
+// the last item scanned. A walk then still sees every accepted item once,
+// in order, but its pages are shorter, and more of them, than without
+// the refused items. req.Scan of zero means no budget.
+//
+// keep is called once for each item scanned, in order. PaginateFiltered
+// fails as Paginate does, and also if req.Scan is positive and not more
+// than req.Size.
+func PaginateFiltered[T any](ctx context.Context, c *Codec, req Request, sources []Source[T], keep func(T) bool) (page []T, next string, err error) {
 	if req.Size <= 0 {
 		return nil, "", fmt.Errorf("cursor: page size %d", req.Size)
+	}
+	if req.Scan < 0 || req.Scan > 0 && req.Scan <= req.Size {
+		return nil, "", fmt.Errorf("cursor: scan budget %d for a page of %d", req.Scan, req.Size)
 	}
 	for i := 1; i < len(sources); i++ {
 		if sources[i-1].Name >= sources[i].Name {
@@ -87,44 +117,100 @@ func Paginate[T any](ctx context.Context, c *Codec, req Request, sources []Sourc
 	if si < len(sources) && sources[si].Name == pos.Source {
 		after = pos.Key
 	}
-	// Gather one item more than the page holds: if it comes, there is a
-	// next page, and the cursor goes after the page's last item.
 	// Size may be huge, meaning "all": allocate for what comes.
 	page = make([]T, 0, min(req.Size, maxPrealloc))
-	var last Position
+	s := scan[T]{req: req, keep: keep}
 	for ; si < len(sources); si, after = si+1, "" {
-		src := sources[si]
-		want := req.Size - len(page)
-		if want < math.MaxInt {
-			want++
-		}
-		items, err := src.Provider.List(ctx, after, want)
+		done, err := s.source(ctx, sources[si], after, &page)
 		if err != nil {
 			return nil, "", err
 		}
-		if len(items) > want {
-			items = items[:want]
-		}
-		prev := after
-		for _, it := range items {
-			if it.Key == "" || it.Key <= prev {
-				return nil, "", fmt.Errorf("%w: source %q gave %q after %q", ErrProvider, src.Name, it.Key, prev)
+		if done {
+			if next, err = s.cursor(c); err != nil {
+				return nil, "", err
 			}
-			prev = it.Key
-			if len(page) == req.Size {
-				next := c.Encode(req.Method, req.Scope, last)
-				if len(next) > MaxLength {
-					return nil, "", fmt.Errorf("cursor: source %q and key %q are too long for a cursor (%d bytes in all)",
-						trim(last.Source), trim(last.Key), len(last.Source)+len(last.Key))
-				}
-				return page, next, nil
-			}
-			page = append(page, it.Value)
-			last = Position{Source: src.Name, Key: it.Key}
+			return page, next, nil
 		}
 	}
 	return page, "", nil
 }
+
+// A scan gathers one page from the sources in turn.
+type scan[T any] struct {
+	req     Request
+	keep    func(T) bool
+	scanned int      // items looked at
+	kept    int      // of which accepted
+	next    Position // where the next page starts
+}
+
+// source gathers the page's items from src, after the key after, into
+// page: as many as it takes to fill the page and see one more accepted
+// item, or to spend the scan budget. done is set when the page is over
+// with a next page to come (its position in s.next).
+func (s *scan[T]) source(ctx context.Context, src Source[T], after string, page *[]T) (done bool, err error) {
+	for {
+		// Ask for one item more than the page still needs: if it comes,
+		// there is a next page. Once items have been refused, ask for as
+		// many as the share accepted so far suggests.
+		want := s.req.Size - len(*page)
+		if want < math.MaxInt {
+			want++
+		}
+		if s.scanned > s.kept && want < maxScanChunk {
+			ratio := min(s.scanned/max(s.kept, 1)+1, 16)
+			want = min(want*ratio, maxScanChunk)
+		}
+		if s.req.Scan > 0 {
+			want = min(want, s.req.Scan-s.scanned)
+		}
+		items, err := src.Provider.List(ctx, after, want)
+		if err != nil {
+			return false, err
+		}
+		if len(items) > want {
+			items = items[:want]
+		}
+		for _, it := range items {
+			if it.Key == "" || it.Key <= after {
+				return false, fmt.Errorf("%w: source %q gave %q after %q", ErrProvider, src.Name, it.Key, after)
+			}
+			after = it.Key
+			s.scanned++
+			if s.keep != nil && !s.keep(it.Value) {
+				continue
+			}
+			if len(*page) == s.req.Size {
+				return true, nil // the look-ahead: s.next is the page's last item
+			}
+			*page = append(*page, it.Value)
+			s.kept++
+			s.next = Position{Source: src.Name, Key: it.Key}
+		}
+		if s.req.Scan > 0 && s.scanned >= s.req.Scan {
+			s.next = Position{Source: src.Name, Key: after} // the last item scanned
+			return true, nil
+		}
+		if len(items) < want {
+			return false, nil // src has no more
+		}
+	}
+}
+
+// cursor encodes s.next, failing rather than issue a cursor Decode would
+// refuse.
+func (s *scan[T]) cursor(c *Codec) (string, error) {
+	next := c.Encode(s.req.Method, s.req.Scope, s.next)
+	if len(next) > MaxLength {
+		return "", fmt.Errorf("cursor: source %q and key %q are too long for a cursor (%d bytes in all)",
+			trim(s.next.Source), trim(s.next.Key), len(s.next.Source)+len(s.next.Key))
+	}
+	return next, nil
+}
+
+// maxScanChunk bounds what PaginateFiltered asks a provider for at once
+// while it scans past refused items.
+const maxScanChunk = 1 << 14
 
 // maxPrealloc bounds the capacity Paginate allocates for a page up front.
 const maxPrealloc = 1024
