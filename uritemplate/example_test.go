@@ -66,6 +66,47 @@ func ExampleTemplate_Match() {
 	// other://users/rows/42: no match
 }
 
+// A variable not exploded matches scalars only: a URI that gives it a
+// list does not match, so code that checks the one value Get gives sees
+// the whole value.
+func ExampleTemplate_Match_listsAndScalars() {
+	team := uritemplate.MustParse("t://teams/{team}/notes")
+	teams := uritemplate.MustParse("t://teams/{teams*}/notes")
+	path := uritemplate.MustParse("t://teams/{+path}")
+	for _, uri := range []string{
+		"t://teams/red/notes",
+		"t://teams/red,blue/notes",
+		"t://teams/red%2Cblue/notes",
+	} {
+		for _, t := range []*uritemplate.Template{team, teams, path} {
+			vars, ok := t.Match(uri)
+			if !ok {
+				fmt.Printf("%s %s: no match\n", uri, t)
+				continue
+			}
+			name := t.Varnames()[0]
+			v, _ := vars.Lookup(name)
+			fmt.Printf("%s %s: %s=%q (%v)\n", uri, t, name, v.Items, v.Kind)
+		}
+	}
+	// Expansion is RFC 6570's: a List given to {team} expands, but the
+	// URI does not match back.
+	uri, _ := team.Expand(map[string]uritemplate.Value{"team": uritemplate.ListValue("red", "blue")})
+	_, ok := team.Match(uri)
+	fmt.Println(uri, ok)
+	// Output:
+	// t://teams/red/notes t://teams/{team}/notes: team=["red"] (String)
+	// t://teams/red/notes t://teams/{teams*}/notes: teams=["red"] (List)
+	// t://teams/red/notes t://teams/{+path}: path=["red/notes"] (String)
+	// t://teams/red,blue/notes t://teams/{team}/notes: no match
+	// t://teams/red,blue/notes t://teams/{teams*}/notes: teams=["red" "blue"] (List)
+	// t://teams/red,blue/notes t://teams/{+path}: path=["red,blue/notes"] (String)
+	// t://teams/red%2Cblue/notes t://teams/{team}/notes: team=["red,blue"] (String)
+	// t://teams/red%2Cblue/notes t://teams/{teams*}/notes: teams=["red,blue"] (List)
+	// t://teams/red%2Cblue/notes t://teams/{+path}: path=["red,blue/notes"] (String)
+	// t://teams/red,blue/notes false
+}
+
 func ExampleTemplate_Expand() {
 	t := uritemplate.MustParse("file:///{+dir}/{name}{?v}")
 	uri, err := t.Expand(map[string]uritemplate.Value{

@@ -81,8 +81,9 @@ func FuzzParse(f *testing.F) {
 }
 
 // FuzzMatch matches arbitrary URIs against arbitrary templates: no
-// panics, well-formed values, and values that expand to a URI the template
-// matches.
+// panics, well-formed values (a variable never exploded a String), and
+// values that expand to a URI the template matches, but where they put a
+// list in a variable not exploded.
 func FuzzMatch(f *testing.F) {
 	for _, c := range [][2]string{
 		{"file:///{+path}", "file:///a/b%20c"},
@@ -99,6 +100,8 @@ func FuzzMatch(f *testing.F) {
 		{"x:{a}", "x:%2520"},
 		{"x:{/k*}", "x:/a=1/b"},
 		{"{a}{b}{c}", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},
+		{"t://teams/{team}/notes", "t://teams/red,blue/notes"},
+		{"x:{/a*}{?a}", "x:/x/y"},
 	} {
 		f.Add(c[0], c[1])
 	}
@@ -126,6 +129,12 @@ func FuzzMatch(f *testing.F) {
 		// The values need not come back: "{+a}{&a}" matching "0" gives
 		// a "0", which expands to "0&a=0", which {+a} takes whole.
 		m2, ok := tmpl.Match(back)
+		if !ok && listInScalar(tmpl, got) {
+			// "{/a*}{?a}" matching "/x/y" gives a the List [x y], which
+			// expands to "/x/y?a=x,y": a variable not exploded matches
+			// scalars only.
+			return
+		}
 		if !ok {
 			t.Fatalf("%q matching %q gave %v, which expands to %q, which it does not match", template, uri, got, back)
 		}
@@ -135,12 +144,16 @@ func FuzzMatch(f *testing.F) {
 
 // checkValues checks that the values a match gave are well formed: valid
 // UTF-8, one item for a String, key and value pairs for Pairs, only
-// variables of the template.
+// variables of the template, and a String for a variable the template
+// never explodes.
 func checkValues(t *testing.T, tmpl *Template, vals map[string]Value) {
 	t.Helper()
 	for name, v := range vals {
 		if !slices.Contains(tmpl.Varnames(), name) {
 			t.Fatalf("%q bound %q, not one of its variables", tmpl, name)
+		}
+		if v.Kind != String && !explodes(tmpl, name) {
+			t.Fatalf("%q bound %q, never exploded, to the %v %q", tmpl, name, v.Kind, v.Items)
 		}
 		switch v.Kind {
 		case String:
@@ -164,6 +177,39 @@ func checkValues(t *testing.T, tmpl *Template, vals map[string]Value) {
 			}
 		}
 	}
+}
+
+// explodes reports whether tmpl has an exploded use of the variable name.
+func explodes(tmpl *Template, name string) bool {
+	for _, p := range tmpl.src {
+		if p.expr == nil {
+			continue
+		}
+		for _, v := range p.expr.vars {
+			if v.name == name && v.explode {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// listInScalar reports whether vals give a List or Pairs of more than one
+// item to a variable that tmpl uses, somewhere, not exploded: its
+// expansion there holds a ',' that a variable not exploded does not match
+// (unencoded) or that makes it a String, not the List or Pairs.
+func listInScalar(tmpl *Template, vals map[string]Value) bool {
+	for _, p := range tmpl.src {
+		if p.expr == nil {
+			continue
+		}
+		for _, v := range p.expr.vars {
+			if val, ok := vals[v.name]; ok && !v.explode && val.Kind != String && len(val.Items) > 1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func equalValue(a, b Value) bool {
@@ -198,6 +244,8 @@ var fuzzRouterTemplates = []string{
 	"q://s?fixed=yes{&x}",
 	"{scheme}:{+rest}",
 	"{+any}",
+	"t://teams/{team}/notes",
+	"t://teams/{teams*}/notes",
 }
 
 var fuzzRouter = sync.OnceValue(func() *Router[int] {
@@ -219,6 +267,7 @@ func FuzzLookup(f *testing.F) {
 		"db://users/42?fields=a&fields=b", "x://1.json", "x://1-2.3", "x://1?q=2", "x://1/a/b",
 		"x://#f", "logs://svc/a/b", "api://v1/users/7/posts?limit=1", "q://t&c=1&b=2",
 		"q://s?fixed=yes&x=1", "mailto:a@b", "", "file:///~/bad%FF",
+		"t://teams/red/notes", "t://teams/red,blue/notes", "t://teams/red%2Cblue/notes", "x://a,b",
 	} {
 		f.Add(uri)
 	}
@@ -273,7 +322,8 @@ func FuzzLookup(f *testing.F) {
 // by a literal or expression starting with a character its expansion
 // never holds. A variable whose name starts with l is given the List of
 // the three fuzzed strings, one whose name starts with k the Pairs of
-// them and the first again; the others are given one string each.
+// them and the first again; the others are given one string each. Where
+// noMatch is set, the expansion must not match at all.
 var roundTrips = []struct {
 	template string
 	// avoidKey is the name of a named, exploded Pairs variable: a key
@@ -281,11 +331,16 @@ var roundTrips = []struct {
 	avoidKey string
 	// avoid holds the characters values must not hold: {.x,y} leaves '.'
 	// unencoded, where it reads as the separator. ({+x} and {#x} leave ','
-	// unencoded too, but a lone reserved variable takes it as its own.)
+	// unencoded too, but the last variable of one takes it as its own.)
 	avoid string
 	// prefix gives, for a variable with a prefix modifier only, how many
 	// characters of its value come back.
 	prefix map[string]int
+	// noMatch is set where a List is given to a variable not exploded:
+	// RFC 6570 expands it with its items joined by unencoded ','s, which
+	// such a variable never matches (it matches scalars only), so the
+	// URI must not match.
+	noMatch bool
 }{
 	{template: "x://{a}"},
 	{template: "{a}"},
@@ -312,7 +367,7 @@ var roundTrips = []struct {
 	{template: "x:{/a,b:2}", prefix: map[string]int{"b": 2}},
 	{template: "x:{/l*}"},
 	{template: "x:{/k*}"},
-	{template: "x:{l}"},
+	{template: "x:{l}", noMatch: true},
 	{template: "x:{l*}"},
 	{template: "x:{k*}"},
 	{template: "x:{;l*}"},
@@ -321,7 +376,12 @@ var roundTrips = []struct {
 	{template: "x:{?k*}", avoidKey: "k"},
 	{template: "x:{?a}{&l*}"},
 	{template: "x:{.l*}", avoid: "."},
-	{template: "x:{a}/{l}{/k*}{?b,l2*}"},
+	{template: "x:{a}/{l}{/k*}{?b,l2*}", noMatch: true},
+	{template: "x:{a}/{l*}{/k*}{?b,l2*}"},
+	{template: "x:{?a,l}", noMatch: true},
+	// {a} takes no unencoded ',', so the literal one is the first.
+	{template: "x:{a},{+b}"},
+	{template: "x:{/a},{b}"},
 }
 
 // FuzzRoundTrip expands fuzzed strings with templates that are not
@@ -373,6 +433,12 @@ func FuzzRoundTrip(f *testing.F) {
 				t.Fatalf("%s: Expand(%q): %v", rt.template, in, err)
 			}
 			m, ok := tmpl.Match(uri)
+			if rt.noMatch {
+				if ok {
+					t.Fatalf("%s: %q, the expansion of %q, gives %v; want no match", rt.template, uri, in, m.Map())
+				}
+				continue
+			}
 			if !ok {
 				t.Fatalf("%s: %q, the expansion of %q, does not match", rt.template, uri, in)
 			}

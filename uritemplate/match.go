@@ -318,9 +318,10 @@ func (m *matcher) bind(e *expr, s string) bool {
 // bindPositional binds the items of s, split on e's separator, to e's
 // variables in order. An exploded variable takes as many items as the
 // variables after it leave. The last variable, if not exploded, takes the
-// rest, as a list if it holds a ',': the separators ',' and '.' in it are
-// its own, since expansion never encodes '.' and gives a list with ','.
-// Items left over (after the last {/x}) make s not match.
+// rest: a '.' in it is its own (expansion never encodes '.'), and for
+// {+x,y} and {#x,y} a ',' too. Items left over (after the last {/x}) make
+// s not match, as does a ',' left to a variable not exploded of another
+// operator (see setScalar).
 func (m *matcher) bindPositional(e *expr, s string) bool {
 	left := strings.Count(s, string(e.sep)) + 1
 	rest := s
@@ -335,29 +336,19 @@ func (m *matcher) bindPositional(e *expr, s string) bool {
 			var run string
 			run, rest = cutItems(rest, e.sep, take)
 			left -= take
-			if !m.setItems(v, run, e.sep, true) {
+			if !m.setExploded(v, run, e.sep) {
 				return false
 			}
 		case after == 0 && e.sep != '/':
 			left = 0
-			if e.reserved && len(e.vars) == 1 {
-				// {+path} and {#frag}: a ',' is as likely part of a file
-				// name as a list separator, and expansion keeps ',' as
-				// is: the value is one string.
-				val, ok := decode(rest)
-				if !ok || !m.setString(v, val) {
-					return false
-				}
-				continue
-			}
-			if !m.setItems(v, rest, ',', false) {
+			if !m.setScalar(v, rest, e.reserved) {
 				return false
 			}
 		default:
 			var item string
 			item, rest = cutItems(rest, e.sep, 1)
 			left--
-			if !m.setItems(v, item, ',', false) {
+			if !m.setScalar(v, item, e.reserved) {
 				return false
 			}
 		}
@@ -378,22 +369,32 @@ func cutItems(s string, sep byte, n int) (items, rest string) {
 	return s[:i-1], s[i:]
 }
 
-// setItems binds v to the sep-separated items of run: a String if there is
-// one item, else a List, or Pairs if v is exploded and every item is
-// key=value.
-func (m *matcher) setItems(v varspec, run string, sep byte, exploded bool) bool {
-	if strings.IndexByte(run, sep) < 0 && !(exploded && strings.IndexByte(run, '=') >= 0) {
+// setScalar binds v, a variable not exploded, to s decoded, as a String.
+// A variable not exploded matches scalars only: expansion encodes the ','
+// of a string, but for {+x} and {#x} (reserved), so an unencoded ',' in s
+// can only come from a list given to v, and s does not match. For {+x}
+// and {#x} a ',' is part of the String.
+func (m *matcher) setScalar(v varspec, s string, reserved bool) bool {
+	if !reserved && strings.IndexByte(s, ',') >= 0 {
+		return false
+	}
+	val, ok := decode(s)
+	return ok && m.setString(v, val)
+}
+
+// setExploded binds the exploded variable v to the sep-separated items of
+// run: Pairs if every item is key=value, else a List (of one item if run
+// holds no sep).
+func (m *matcher) setExploded(v varspec, run string, sep byte) bool {
+	if strings.IndexByte(run, sep) < 0 && strings.IndexByte(run, '=') < 0 {
 		val, ok := decode(run)
 		if !ok {
 			return false
 		}
-		if exploded {
-			return m.set(v, List, m.push(val))
-		}
-		return m.setString(v, val)
+		return m.set(v, List, m.push(val))
 	}
 	kind := List
-	if exploded && allPairs(run, sep) {
+	if allPairs(run, sep) {
 		kind = Pairs
 	}
 	start := len(m.items)
@@ -422,7 +423,9 @@ func allPairs(run string, sep byte) bool {
 }
 
 // bindNamed binds the name=value items of s to e's variables by name, in
-// any order. A non-exploded variable takes the first item with its name.
+// any order. A non-exploded variable takes the first item with its name,
+// whose value must be a scalar (see setScalar): a later item with the name
+// is not tried.
 // An exploded one takes every item with its name as a List or, if there is
 // none, the items no variable of e names, as Pairs. Other items are
 // ignored.
@@ -435,7 +438,7 @@ func (m *matcher) bindNamed(e *expr, s string) bool {
 				continue
 			}
 			if !v.explode {
-				if !m.setItems(v, val, ',', false) {
+				if !m.setScalar(v, val, false) {
 					return false
 				}
 				found = true
@@ -532,9 +535,10 @@ func (m *matcher) set(v varspec, kind Kind, start int) bool {
 	switch {
 	case !b.partial && !cur.partial:
 		// The same items, but maybe not the same kind: an exploded
-		// variable matches a List where one not exploded matches a
-		// String (one item) or a List (Pairs' keys and values), and
-		// expansion writes both alike. Keep the String or Pairs.
+		// use matches a List of one item where one not exploded
+		// matches a String, which expansion writes alike, or a List
+		// where another exploded use matches Pairs with the same keys
+		// and values. Keep the String or Pairs.
 		if !equal(old, now) {
 			return false
 		}

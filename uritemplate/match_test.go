@@ -53,13 +53,17 @@ func TestMatchQuery(t *testing.T) {
 		{"x://s{?a}", "x://s?a", vals("a", "")},
 		{"x://s{?a}", "x://s?a=", vals("a", "")},
 		{"x://s{?a}", "x://s?a=b=c", vals("a", "b=c")},
-		{"x://s{?a}", "x://s?a=1,2", vals("a", lv("1", "2"))},
+		// A ',' only a list gives: not a scalar (see
+		// TestMatchListsAndScalars).
+		{"x://s{?a}", "x://s?a=1,2", noMatch},
+		{"x://s{?a}", "x://s?a=1%2C2", vals("a", "1,2")},
 		{"x://s{?a}", "x://s?a=%20%26", vals("a", " &")},
 		{"x://s{?a}", "x://s?a=/b?c", vals("a", "/b?c")},
 		{"x://s{?a}", "x://s?a=1#f", noMatch},
 		{"x://s{?a}", "x://s?a=%FF", noMatch},
 		{"x://s{?a*}", "x://s?a=1&a=%FF", noMatch},
-		{"x://{a}{?a*}", "x://1,2?a=1&a=2", vals("a", lv("1", "2"))},
+		{"x://{a}{?a*}", "x://1?a=1", vals("a", "1")},
+		{"x://{a}{?a*}", "x://1,2?a=1&a=2", noMatch},
 		{"x://{a}{?a*}", "x://1?a=1&a=2", noMatch},
 		{"x://s{?a}", "x://s&a=1", noMatch},
 		{"x://s{?a}", "x://sa=1", noMatch},
@@ -110,9 +114,10 @@ func TestMatchSimple(t *testing.T) {
 		{"x://{a}", "x://a#b", noMatch},
 		{"db://{table}/{id}", "db://users/42/extra", noMatch},
 		{"x://{a}", "x://a%2Fb%3F%23", vals("a", "a/b?#")},
-		// A ',' separates list items.
-		{"x://{a}", "x://a,b", vals("a", lv("a", "b"))},
-		{"x://{a}", "x://a,", vals("a", lv("a", ""))},
+		// An unencoded ',' separates list items, which {a} does not
+		// match; an encoded one is part of the string.
+		{"x://{a}", "x://a,b", noMatch},
+		{"x://{a}", "x://a,", noMatch},
 		{"x://{a}", "x://a%2Cb", vals("a", "a,b")},
 		// Sub-delimiters and other reserved characters clients leave
 		// unencoded are taken.
@@ -166,9 +171,11 @@ func TestMatchReserved(t *testing.T) {
 		{"x:{#f}", "x:#", vals("f", "")},
 		{"x:{#f}", "x:", vals()},
 		{"x:{#f}", "x:a", noMatch},
-		// Several variables split on ','.
+		// Several variables split on ','; the last takes the rest, ','
+		// included, as a String.
 		{"x:{+a,b}", "x:/1,/2", vals("a", "/1", "b", "/2")},
 		{"x:{#a,b}/here", "x:#/1,2/here", vals("a", "/1", "b", "2")},
+		{"x:{+a,b}", "x:/1,/2,/3", vals("a", "/1", "b", "/2,/3")},
 	})
 }
 
@@ -227,17 +234,23 @@ func TestMatchPrefix(t *testing.T) {
 		{"x:{a}/{a}", "x:1/2", noMatch},
 		{"x:{a}/{a}", "x:1/12", noMatch},
 		{"x:{a}/{a}", "x:12/1", noMatch},
-		{"x:{a}/{a}", "x:1,2/1,2", vals("a", lv("1", "2"))},
+		{"x:{a}/{a}", "x:1%2C2/1%2C2", vals("a", "1,2")},
+		{"x:{a}/{a}", "x:1,2/1,2", noMatch},
 		{"x:{a}/{a}", "x:1,2/1", noMatch},
 		{"x:{a}/{a}", "x:1,2/1,2,3", noMatch},
 		{"x:{a}/{a}", "x:1,2/1,3", noMatch},
-		// An exploded use gives a List where another gives a String or
-		// Pairs: the same items are the same value.
+		// An exploded use gives a List of one item where another gives
+		// a String: the same items are the same value. A use not
+		// exploded matches scalars only, so a variable used both ways
+		// is a String.
 		{"x:{/a*}/{a}", "x:/x/x", vals("a", "x")},
 		{"x:{a}{/a*}", "x:x/x", vals("a", "x")},
-		{"x:{/a*}/{a}", "x:/x/y/x,y", vals("a", lv("x", "y"))},
-		{"x:{/a*}/{a}", "x:/x=1/x,1", vals("a", pv("x", "1"))},
-		{"x:{a}{/a*}", "x:x,1/x=1", vals("a", pv("x", "1"))},
+		{"x:{/a*}/{a}", "x:/x/y/x,y", noMatch},
+		{"x:{/a*}/{a}", "x:/x=1/x,1", noMatch},
+		{"x:{a}{/a*}", "x:x,1/x=1", noMatch},
+		{"x:{/a*}/{a}", "x:/x,y/x%2Cy", vals("a", "x,y")},
+		{"x:{/a*}{?a}", "x:/x/y", vals("a", lv("x", "y"))},
+		{"x:{/a*}{?a}", "x:/x/y?a=x,y", noMatch},
 		{"x:{#a*}/{a}", "x:#/", vals("a", "")},
 		{"x:{/a*}/{a}", "x:/x/y", noMatch},
 		{"x:{a:2}{b}-{a}", "x:abcd-abc", vals("a", "abc", "b", "cd")},
@@ -270,14 +283,110 @@ func TestMatchPrefix(t *testing.T) {
 	})
 }
 
+// TestMatchListsAndScalars checks that a variable not exploded matches
+// scalars only: expansion encodes the ',' of a string given to it, but for
+// {+x} and {#x}, so an unencoded ',' in its text can only come from a
+// list, and the URI does not match. An encoded ',' is part of a String;
+// {+x} and {#x} take ',' into a String; exploded variables give lists.
+func TestMatchListsAndScalars(t *testing.T) {
+	// Each operator that encodes ',' in a string, with the URI that
+	// gives team the text in place of %s, and the other values it binds.
+	for _, op := range []struct {
+		template, uri string
+		other         []any
+	}{
+		{"t://teams/{team}/notes", "t://teams/%s/notes", nil},
+		{"t://teams{/team}/notes", "t://teams/%s/notes", nil},
+		{"t://teams/x{.team}", "t://teams/x.%s", nil},
+		{"t://teams{;team}", "t://teams;team=%s", nil},
+		{"t://teams{?team}", "t://teams?team=%s", nil},
+		{"t://teams?x=1{&team}", "t://teams?x=1&team=%s", nil},
+		{"t://teams{?x}{&team}", "t://teams?x=1&team=%s", []any{"x", "1"}},
+	} {
+		uri := func(text string) string { return strings.Replace(op.uri, "%s", text, 1) }
+		want := func(team string) map[string]uritemplate.Value {
+			return vals(append([]any{"team", team}, op.other...)...)
+		}
+		runMatchCases(t, []matchCase{
+			{op.template, uri("red"), want("red")},
+			{op.template, uri("red,blue"), noMatch},
+			{op.template, uri(",blue"), noMatch},
+			{op.template, uri("red,"), noMatch},
+			{op.template, uri(","), noMatch},
+			{op.template, uri(",,"), noMatch},
+			{op.template, uri("red,blue,green"), noMatch},
+			{op.template, uri("red%2Cblue"), want("red,blue")},
+			{op.template, uri("red%2cblue"), want("red,blue")},
+			{op.template, uri("%2C"), want(",")},
+			// The empty string stays a value.
+			{op.template, uri(""), want("")},
+		})
+	}
+	runMatchCases(t, []matchCase{
+		// A named variable takes the first item with its name, scalar
+		// or not: a list there is not skipped for a later item.
+		{"t://teams{?team}", "t://teams?team=red,blue&team=green", noMatch},
+		{"t://teams{?team}", "t://teams?team=red&team=blue,green", vals("team", "red")},
+		{"t://teams{;team}", "t://teams;team=red,blue;team=green", noMatch},
+		// Unknown parameters may hold anything.
+		{"t://teams{?team}", "t://teams?team=red&other=a,b", vals("team", "red")},
+		// Several variables in one expression: ',' separates them in
+		// {a,b}, but no variable takes one.
+		{"x:{a,b}", "x:1,2", vals("a", "1", "b", "2")},
+		{"x:{a,b}", "x:1,2,3", noMatch},
+		{"x:{a,b}", "x:,", vals("a", "", "b", "")},
+		{"x:{a,b}", "x:,,", noMatch},
+		{"x:{/a,b}", "x:/1,2/3", noMatch},
+		{"x:{/a,b}", "x:/1/2,3", noMatch},
+		{"x:{.a,b}", "x:.1.2,3", noMatch},
+		{"x:{;a,b}", "x:;a=1;b=2,3", noMatch},
+		{"x:{?a,b}", "x:?a=1,2&b=3", noMatch},
+		// A ',' in a literal is the literal's.
+		{"x:{a},{b}", "x:1,2", vals("a", "1", "b", "2")},
+		{"x:{a},{b}", "x:1,2,3", noMatch},
+		{"x:{a},{+b}", "x:1,2,3", vals("a", "1", "b", "2,3")},
+		// A prefix modifier: strings only, as before.
+		{"x:{a:3}", "x:a,b", noMatch},
+		// {+x} and {#x}: the text is one String, ',' included.
+		{"x:{+a}", "x:red,blue", vals("a", "red,blue")},
+		{"x:{+a}", "x:,blue", vals("a", ",blue")},
+		{"x:{+a}", "x:red,", vals("a", "red,")},
+		{"x:{+a}", "x:,", vals("a", ",")},
+		{"x:{+a}", "x:red%2Cblue", vals("a", "red,blue")},
+		{"t://teams/{+team}/notes", "t://teams/red,blue/notes", vals("team", "red,blue")},
+		{"x:{#a}", "x:#red,blue", vals("a", "red,blue")},
+		{"x:{#a}", "x:#,", vals("a", ",")},
+		{"x:{+a,b}", "x:1,2,3", vals("a", "1", "b", "2,3")},
+		{"x:{#a,b}", "x:#,2,", vals("a", "", "b", "2,")},
+		// Exploded variables give lists and pairs, as before.
+		{"x:{a*}", "x:red,blue", vals("a", lv("red", "blue"))},
+		{"x:{a*}", "x:,blue", vals("a", lv("", "blue"))},
+		{"x:{a*}", "x:red", vals("a", lv("red"))},
+		{"x:{a*}", "x:k=1,j=2", vals("a", pv("k", "1", "j", "2"))},
+		{"x:{+a*}", "x:/r,/b", vals("a", lv("/r", "/b"))},
+		{"x:{#a*}", "x:#r,b", vals("a", lv("r", "b"))},
+		{"x:{/a*}", "x:/red/blue", vals("a", lv("red", "blue"))},
+		{"x:{/a*}", "x:/red,blue", vals("a", lv("red,blue"))},
+		{"x:{.a*}", "x:.red.blue", vals("a", lv("red", "blue"))},
+		{"x:{;a*}", "x:;a=red;a=blue", vals("a", lv("red", "blue"))},
+		{"x:{?a*}", "x:?a=red&a=blue", vals("a", lv("red", "blue"))},
+		{"x:{?a*}", "x:?a=red,blue", vals("a", lv("red,blue"))},
+		{"x:{&a*}", "x:&a=red&a=blue", vals("a", lv("red", "blue"))},
+		{"x:{?k*}", "x:?r=1&b=2", vals("k", pv("r", "1", "b", "2"))},
+		{"t://teams/{team*}/notes", "t://teams/red,blue/notes", vals("team", lv("red", "blue"))},
+	})
+}
+
 func TestMatchMultipleVariables(t *testing.T) {
 	runMatchCases(t, []matchCase{
 		{"x:{a,b}", "x:1,2", vals("a", "1", "b", "2")},
 		{"x:{a,b}", "x:1", vals("a", "1")},
 		{"x:{a,b}", "x:1,", vals("a", "1", "b", "")},
 		{"x:{a,b}", "x:,2", vals("a", "", "b", "2")},
-		// The last variable takes the rest, as a list.
-		{"x:{a,b}", "x:1,2,3", vals("a", "1", "b", lv("2", "3"))},
+		// The last variable takes the rest, which must hold no more
+		// ',': a variable not exploded matches no list.
+		{"x:{a,b}", "x:1,2,3", noMatch},
+		{"x:{a,b}", "x:1,2%2C3", vals("a", "1", "b", "2,3")},
 		{"x:{a,b,c}", "x:%2C,%2C,%2C", vals("a", ",", "b", ",", "c", ",")},
 		{"x:{.a,b}", "x:.1.2", vals("a", "1", "b", "2")},
 		{"x:{.a,b}", "x:.1", vals("a", "1")},
@@ -285,11 +394,11 @@ func TestMatchMultipleVariables(t *testing.T) {
 		// may hold it.
 		{"x:{.a,b}", "x:.1.2.3", vals("a", "1", "b", "2.3")},
 		{"file{.ext}", "file.tar.gz", vals("ext", "tar.gz")},
-		{"x:{.a}", "x:.1,2", vals("a", lv("1", "2"))},
+		{"x:{.a}", "x:.1,2", noMatch},
 		{"x:{/a,b}", "x:/1/2", vals("a", "1", "b", "2")},
 		{"x:{/a,b}", "x:/1", vals("a", "1")},
 		{"x:{/a,b}", "x:/1/", vals("a", "1", "b", "")},
-		{"x:{/a,b}", "x:/1,2/3", vals("a", lv("1", "2"), "b", "3")},
+		{"x:{/a,b}", "x:/1,2/3", noMatch},
 		{"x:{x,hello,y}", "x:1024,Hello%20World%21,768", vals("x", "1024", "hello", "Hello World!", "y", "768")},
 		{"x:{a}{/b,c,d}{?g,h}{&i,j}{#e,f}", "x:1/2/3/4?h=8&g=7&j=10&i=9#5,6",
 			vals("a", "1", "b", "2", "c", "3", "d", "4", "e", "5", "f", "6", "g", "7", "h", "8", "i", "9", "j", "10")},
@@ -352,8 +461,8 @@ func TestMatchRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	// {+v} and {#v} leave reserved characters unencoded: a lone one takes
-	// ',' as its own, but a '?' or '#' belongs to a later {?w}.
+	// {+v} and {#v} leave reserved characters unencoded: they take ',' as
+	// their own, but a '?' or '#' belongs to a later {?w}.
 	for _, template := range []string{"x:{+v}", "x:{#v}", "x:{+v}{?w}"} {
 		tmpl := uritemplate.MustParse(template)
 		for _, v := range values {

@@ -123,7 +123,10 @@ func (r *Router[T]) Len() int { return len(r.byRaw) }
 
 // Lookup returns the value of the most specific template that matches
 // uri, and the values that uri binds in it; ok is false if none matches
-// or uri is longer than MaxURILength.
+// or uri is longer than MaxURILength. A template matches only if each of
+// its variables not exploded gets a scalar (see the package doc, Lists and
+// scalars): t://teams/red,blue/notes skips t://teams/{team}/notes for
+// the next template that matches it, if any.
 func (r *Router[T]) Lookup(uri string) (value T, vars Values, ok bool) {
 	if len(uri) > cmpOr(r.MaxURILength, maxURILength) {
 		return value, Values{}, false

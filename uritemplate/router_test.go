@@ -190,6 +190,56 @@ func TestRouterLookupValues(t *testing.T) {
 	assert.False(t, empty.Remove("db://{table}/{id}"))
 }
 
+// TestRouterListsAndScalars checks that a URI with a list in a variable
+// not exploded matches no template with that variable: the Router goes on
+// to the others, and finds none if none is left.
+func TestRouterListsAndScalars(t *testing.T) {
+	team := "t://teams/{team}/notes"
+	r := newRouter(t, team)
+	for uri, want := range map[string]map[string]uritemplate.Value{
+		"t://teams/red/notes":        vals("team", "red"),
+		"t://teams/red%2Cblue/notes": vals("team", "red,blue"),
+		"t://teams//notes":           vals("team", ""),
+		"t://teams/red,blue/notes":   nil,
+		"t://teams/,blue/notes":      nil,
+		"t://teams/red,/notes":       nil,
+		"t://teams/,/notes":          nil,
+	} {
+		v, vars, ok := r.Lookup(uri)
+		if want == nil {
+			assert.False(t, ok, "%s found %q with %v", uri, v, vars.Map())
+			continue
+		}
+		if assert.True(t, ok, uri) {
+			assert.Equal(t, team, v)
+			assert.Equal(t, want, vars.Map(), uri)
+		}
+	}
+
+	// An exploded template, or a reserved one, takes what {team} does
+	// not: a list for the first, one String for the second.
+	teams, rest := "t://teams/{teams*}/notes", "t://{+rest}"
+	for _, order := range [][]string{{team, teams, rest}, {rest, teams, team}} {
+		r := newRouter(t, order...)
+		for uri, want := range map[string]struct {
+			template string
+			vars     map[string]uritemplate.Value
+		}{
+			"t://teams/red/notes":        {team, vals("team", "red")},
+			"t://teams/red%2Cblue/notes": {team, vals("team", "red,blue")},
+			"t://teams/red,blue/notes":   {teams, vals("teams", lv("red", "blue"))},
+			"t://teams/,blue/notes":      {teams, vals("teams", lv("", "blue"))},
+			"t://teams/red,blue/x":       {rest, vals("rest", "teams/red,blue/x")},
+		} {
+			v, vars, ok := r.Lookup(uri)
+			if assert.True(t, ok, uri) {
+				assert.Equal(t, want.template, v, "%s, added in order %q", uri, order)
+				assert.Equal(t, want.vars, vars.Map(), uri)
+			}
+		}
+	}
+}
+
 func TestRouterConflict(t *testing.T) {
 	for _, c := range [][2]string{
 		{"x://{a}", "x://{b}"},

@@ -6,10 +6,11 @@
 // and matching are this package's own. A match is the inverse of
 // expansion, made lenient where clients are:
 //
-//   - {x} takes anything up to '/', '?' or '#'; a ',' separates list items.
-//     Sub-delimiters that clients leave unencoded (as JavaScript's
-//     encodeURIComponent does with ! ' ( ) *) are accepted.
-//   - {+x} and {#x} take reserved characters too, a lone one ',' as well
+//   - {x} takes anything up to '/', '?' or '#' but an unencoded ','
+//     (see Lists and scalars). Sub-delimiters that clients leave unencoded
+//     (as JavaScript's encodeURIComponent does with ! ' ( ) *) are
+//     accepted.
+//   - {+x} and {#x} take reserved characters too, ',' as well
 //     (file:///{+path} gives "a,b.txt" whole); {+x} stops before a '?'
 //     or '#' that a later part of the template needs. Any other
 //     expression stops before the ';' or '&' that starts a {;…} or {&…}
@@ -23,6 +24,29 @@
 //
 // Every value is percent-decoded exactly once; an invalid escape, or bytes
 // that do not decode to valid UTF-8, make the URI not match.
+//
+// # Lists and scalars
+//
+// A variable that is not exploded matches scalars only: the value of a
+// variable the template never explodes is always a String (or it is
+// unbound), never a List or Pairs. Expansion
+// percent-encodes the ',' of a string given to {x}, {/x}, {.x}, {;x},
+// {?x} or {&x}, so an unencoded ',' in such a variable's text can only
+// come from a list, and the URI does not match the template (a Router
+// goes on to the other templates). With t://teams/{team}/notes:
+//
+//   - t://teams/red,blue/notes does not match, nor do
+//     t://teams/,blue/notes, t://teams/red,/notes and t://teams/,/notes:
+//     code that checks the one team a request names is not fooled by a
+//     request for two;
+//   - t://teams/red%2Cblue/notes matches, team the String "red,blue";
+//   - t://teams//notes matches, team the empty String.
+//
+// {+x} and {#x} leave ',' unencoded in a string: their text is one String,
+// ',' included, never split into a List. Exploded variables ({x*},
+// {/x*}, {?x*}, …) match lists and pairs. Expand is unchanged and follows
+// RFC 6570: a List given to {x} expands to "red,blue", a URI that the
+// template then does not match back.
 package uritemplate
 
 import (
@@ -211,6 +235,13 @@ func (e *expr) setAllow(after []part) {
 	}
 	if e.reserved {
 		return
+	}
+	// A ',' in the text of a variable not exploded makes it not match
+	// (see setScalar): where a ',' cannot separate e's variables either,
+	// e stops before it, and Match tries no longer runs that cannot bind.
+	// A {;…}, {?…} or {&…} may hold ',' in parameters it ignores.
+	if !e.named && (len(e.vars) == 1 || e.sep != ',') && !slices.ContainsFunc(e.vars, func(v varspec) bool { return v.explode }) {
+		e.allow[','] = false
 	}
 	// A {;…} or {&…} right after e (or after expressions right after e,
 	// which may be empty) starts with a character e's expansion never

@@ -134,9 +134,12 @@ func TestExpandErrors(t *testing.T) {
 }
 
 func TestValues(t *testing.T) {
-	tmpl := uritemplate.MustParse("x:{a}/{b}{/c*}{?d,e}")
+	tmpl := uritemplate.MustParse("x:{a}/{b*}{/c*}{?d,e}")
 	m, ok := tmpl.Match("x:1/2,3/p/q?e")
 	require.True(t, ok)
+	// Not exploded, b matches scalars only.
+	_, ok = uritemplate.MustParse("x:{a}/{b}{/c*}{?d,e}").Match("x:1/2,3/p/q?e")
+	assert.False(t, ok)
 	assert.Same(t, tmpl, m.Template())
 
 	assert.Equal(t, "1", m.Get("a"))

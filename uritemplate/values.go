@@ -6,11 +6,13 @@ type Kind uint8
 const (
 	// String is a single value.
 	String Kind = iota
-	// List is a list of values, from an exploded variable or a
-	// comma-separated value.
+	// List is a list of values. Expand takes one for any variable;
+	// Match gives one only for an exploded variable ({x*}, {/x*}, …):
+	// a variable not exploded matches scalars only (see the package doc,
+	// Lists and scalars).
 	List
-	// Pairs is an associative array from an exploded variable, flattened
-	// as key, value, key, value, ...
+	// Pairs is an associative array, flattened as key, value, key,
+	// value, ... Match gives one only for an exploded variable.
 	Pairs
 )
 
@@ -55,6 +57,9 @@ type Values struct {
 func (v Values) Template() *Template { return v.t }
 
 // Lookup returns the named variable's value and whether the URI bound it.
+// A variable the template never explodes is always a String, or unbound:
+// a URI that would give it a list ("red,blue" for {team}) does not match.
+// Only an exploded variable may be a List or Pairs.
 func (v Values) Lookup(name string) (Value, bool) {
 	if v.t == nil {
 		return Value{}, false
@@ -69,7 +74,9 @@ func (v Values) Lookup(name string) (Value, bool) {
 }
 
 // Get returns the named variable's value if it is a String, and "" if it
-// is unbound, a List or Pairs.
+// is unbound, a List or Pairs. A variable the template never explodes is
+// always a String or unbound, so Get gives its whole value: a URI with
+// two values for it ("red,blue" for {team}) does not match at all.
 func (v Values) Get(name string) string {
 	if val, ok := v.Lookup(name); ok && val.Kind == String {
 		return val.Items[0]
@@ -78,7 +85,9 @@ func (v Values) Get(name string) string {
 }
 
 // List returns the named variable's items: a String as a list of one, a
-// List's items, Pairs' flattened keys and values; nil if it is unbound.
+// List's items, Pairs' flattened keys and values; nil if it is unbound. A
+// variable the template never explodes is always a String or unbound: List
+// gives it as one item, never split on ','.
 func (v Values) List(name string) []string {
 	val, _ := v.Lookup(name)
 	return val.Items
