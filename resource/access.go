@@ -3,7 +3,9 @@ package resource
 import (
 	"context"
 	"errors"
+	"strings"
 
+	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -62,16 +64,24 @@ type Access struct {
 	Request mcp.Request
 }
 
-// Var returns the variable name's value: as matched in URI (its first
-// item, for a list), else as chosen or proposed in a completion; "" if
-// neither binds it. One rule over Var covers every operation on a
-// template, such as "collection must be one the caller may see".
+// Var returns the variable name's value: as matched in URI, else as
+// chosen or proposed in a completion; "" if neither binds it. One rule
+// over Var covers every operation on a template, such as "collection
+// must be one the caller may see".
+//
+// Var hides nothing the read function gets. A non-exploded variable such
+// as {team} matches a single value only (package uritemplate refuses
+// t://teams/red,blue/notes for t://teams/{team}/notes), so Var is exactly
+// what vars.Get returns to the read function. An exploded variable, such
+// as {/path*}, may match a list: Var then returns its items joined by
+// commas, which no check written for one value mistakes for one of them;
+// check each item with a.Vars.List(name).
 func (a Access) Var(name string) string {
 	if v, ok := a.Vars.Lookup(name); ok {
-		if len(v.Items) > 0 {
+		if v.Kind == uritemplate.String {
 			return v.Items[0]
 		}
-		return ""
+		return strings.Join(v.Items, ",")
 	}
 	return a.Arguments[name]
 }
@@ -100,9 +110,9 @@ func (a Access) Session() *mcp.ServerSession {
 //
 // The registry asks before any read function or completer runs:
 //
-//   - resources/list asks, with OpList, about each resource of a page,
-//     and leaves out those denied: a page may come back short, even
-//     empty with a nextCursor, but never shows a denied entry.
+//   - resources/list asks, with OpList, about each resource it scans,
+//     and passes over those denied, filling the page with allowed ones
+//     within Options.ScanBudget (see ListResources).
 //     resources/templates/list does the same for templates.
 //   - resources/read and resources/subscribe ask with OpRead and
 //     OpSubscribe; a denial is answered exactly as an unknown resource
@@ -111,10 +121,11 @@ func (a Access) Session() *mcp.ServerSession {
 //     arguments (a denial is answered exactly as an unknown template), and
 //     once more for each proposed value, leaving out those denied; total
 //     counts the values allowed.
-//
-// Each request is decided when it comes: a subscription allowed once
-// goes on receiving notifications/resources/updated, which carry only the
-// URI, until it ends, while every read of the resource is decided anew.
+//   - A read whose contents name other URIs asks with OpRead about each.
+//   - Before each notifications/resources/updated, the Access a
+//     subscription was allowed with (its identity and token included) is
+//     asked about again: a subscriber the Authorizer now denies hears no
+//     more of that URI, until it allows it again. Nothing is polled.
 //
 // An Authorizer must be safe for concurrent use, and fast: it runs for
 // every entry of every list page.

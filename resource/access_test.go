@@ -515,46 +515,116 @@ func TestRateLimits(t *testing.T) {
 		Read:      &resource.RateLimit{Rate: 0.01, Burst: 3},
 		Subscribe: &resource.RateLimit{Rate: 0.01, Burst: 2},
 	}
-	// Stateful HTTP: each session has an ID and a budget of its own.
+	// Stateful HTTP: the budget is alice's, whichever session she uses; a
+	// new session does not reset it.
 	s := newAccessServer(t, &resource.Options{RateLimits: limits}, true)
 	ctx := t.Context()
-	for _, version := range []string{"2025-06-18", "2025-11-25"} {
-		cs := s.connect(t, "alice-token", version, nil)
-		reads := s.reads.Load()
-		for range 3 {
-			_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://a/1"})
-			require.NoError(t, err)
-		}
+	cs := s.connect(t, "alice-token", "2025-06-18", nil)
+	reads := s.reads.Load()
+	for range 3 {
 		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://a/1"})
-		jerr := rpcError(t, err)
-		assert.Equal(t, int64(resource.CodeRateLimited), jerr.Code)
-		assert.Equal(t, "Rate limit exceeded", jerr.Message)
-		var data struct {
-			Method       string `json:"method"`
-			RetryAfterMs int64  `json:"retryAfterMs"`
-		}
-		require.NoError(t, json.Unmarshal(jerr.Data, &data))
-		assert.Equal(t, "resources/read", data.Method)
-		assert.Positive(t, data.RetryAfterMs)
-		assert.Equal(t, reads+3, s.reads.Load(), "a limited read reads nothing")
-
-		// Subscriptions have their own budget; a refused one records
-		// nothing.
-		subs, _, _ := s.reg.SubscriptionStats()
-		require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "notes://a/1"}))
-		require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "notes://a/2"}))
-		err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "notes://a/3"})
-		assert.Equal(t, int64(resource.CodeRateLimited), rpcError(t, err).Code)
-		after, _, _ := s.reg.SubscriptionStats()
-		assert.Equal(t, subs+2, after)
+		require.NoError(t, err)
 	}
+	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://a/1"})
+	jerr := rpcError(t, err)
+	assert.Equal(t, int64(resource.CodeRateLimited), jerr.Code)
+	assert.Equal(t, "Rate limit exceeded", jerr.Message)
+	var data struct {
+		Method       string `json:"method"`
+		RetryAfterMs int64  `json:"retryAfterMs"`
+	}
+	require.NoError(t, json.Unmarshal(jerr.Data, &data))
+	assert.Equal(t, "resources/read", data.Method)
+	assert.Positive(t, data.RetryAfterMs)
+	assert.Equal(t, reads+3, s.reads.Load(), "a limited read reads nothing")
+
+	// Subscriptions have their own budget; a refused one records nothing.
+	require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "notes://a/1"}))
+	require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "notes://a/2"}))
+	err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "notes://a/3"})
+	assert.Equal(t, int64(resource.CodeRateLimited), rpcError(t, err).Code)
+	subs, _, _ := s.reg.SubscriptionStats()
+	assert.Equal(t, 2, subs)
+
+	again := s.connect(t, "alice-token", "2025-11-25", nil)
+	_, err = again.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://a/1"})
+	assert.Equal(t, int64(resource.CodeRateLimited), rpcError(t, err).Code, "a new session keeps alice's spent budget")
+	err = again.Subscribe(ctx, &mcp.SubscribeParams{URI: "notes://a/3"})
+	assert.Equal(t, int64(resource.CodeRateLimited), rpcError(t, err).Code)
+
+	bob := s.connect(t, "bob-token", "2025-11-25", nil)
+	_, err = bob.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://b/1"})
+	require.NoError(t, err, "bob's budget is his own")
 	var limited int
 	for _, rec := range s.records(t, "read") {
 		if rec["decision"] == "limited" {
 			limited++
 		}
 	}
-	assert.Equal(t, 2, limited, "one limited read per session")
+	assert.Equal(t, 2, limited)
+}
+
+// forwardedFor is an HTTP transport that sends every request as if a
+// proxy had seen it come from addr.
+type forwardedFor struct {
+	addr string
+	next http.RoundTripper
+}
+
+func (f forwardedFor) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Add("X-Forwarded-For", "198.51.100.9, "+f.addr) // the client's own claim, then the proxy's
+	return f.next.RoundTrip(req)
+}
+
+// Anonymous callers are told apart by the address WithClientAddress
+// records, on stateless and stateful HTTP alike: one cannot spend
+// another's budget, and neither resets its own with a new session.
+// Without an address, they share one.
+func TestRateLimitsAnonymous(t *testing.T) {
+	t.Parallel()
+	for _, version := range versions {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			reg := newRegistry(t, &resource.Options{Logger: quietLogger(),
+				RateLimits: resource.RateLimits{Read: &resource.RateLimit{Rate: 0.01, Burst: 2}}})
+			require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://a", Name: "a"}, resource.Text("a")))
+			server, err := reg.NewServer(&mcp.Implementation{Name: "anon"}, &mcp.ServerOptions{Logger: quietLogger()})
+			require.NoError(t, err)
+			handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+				&mcp.StreamableHTTPOptions{Stateless: version >= "2026-07-28"})
+			hs := httptest.NewServer(resource.WithClientAddress(handler, "X-Forwarded-For"))
+			t.Cleanup(hs.Close)
+			connect := func(addr string) *mcp.ClientSession {
+				var rt http.RoundTripper = mcptest.HTTPClient(t, "").Transport
+				if addr != "" {
+					rt = forwardedFor{addr: addr, next: rt}
+				}
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "anon"}, nil).Connect(t.Context(),
+					&mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: rt}},
+					&mcp.ClientSessionOptions{ProtocolVersion: version})
+				require.NoError(t, err)
+				t.Cleanup(func() { cs.Close() })
+				return cs
+			}
+			read := func(cs *mcp.ClientSession) error {
+				_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "docs://a"})
+				return err
+			}
+			a, b := connect("203.0.113.1"), connect("203.0.113.2")
+			require.NoError(t, read(a))
+			require.NoError(t, read(a))
+			assert.Equal(t, int64(resource.CodeRateLimited), rpcError(t, read(a)).Code, "a's budget is spent")
+			assert.Equal(t, int64(resource.CodeRateLimited), rpcError(t, read(connect("203.0.113.1"))).Code, "a new session keeps it")
+			require.NoError(t, read(b), "b's budget is its own")
+
+			// Without an address: one budget for all.
+			c, d := connect(""), connect("")
+			require.NoError(t, read(c))
+			require.NoError(t, read(d))
+			assert.Equal(t, int64(resource.CodeRateLimited), rpcError(t, read(c)).Code)
+		})
+	}
 }
 
 func TestRateLimitsSessionless(t *testing.T) {

@@ -127,7 +127,7 @@ func (r *Registry) allowedValues(c *call, access Access, values []string) []stri
 		maps.Copy(args, bound)
 		args[name] = v
 		access.Arguments, access.Proposed = args, true
-		if r.decide(c, access) == nil {
+		if r.decide(c.ctx, c.session, access) == nil {
 			out = append(out, v)
 		}
 	}

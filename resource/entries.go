@@ -13,9 +13,10 @@ import (
 )
 
 type staticEntry struct {
-	res   *mcp.Resource
-	read  ReadFunc
-	cache *Cache
+	res     *mcp.Resource
+	read    ReadFunc
+	cache   *Cache
+	maxRead int64 // 0: Options.MaxReadBytes
 }
 
 type templateEntry struct {
@@ -23,6 +24,7 @@ type templateEntry struct {
 	compiled   *uritemplate.Template
 	read       TemplateReadFunc
 	cache      *Cache
+	maxRead    int64 // 0: Options.MaxReadBytes
 	completers map[string]CompleteFunc
 	safePaths  bool
 	// listsInstances is set when the template's instances are a source of
@@ -49,6 +51,7 @@ type EntryOption interface {
 
 type entryConfig struct {
 	cache      *Cache
+	maxRead    int64
 	completers map[string]CompleteFunc
 	safePaths  bool
 	instances  ListFunc
@@ -77,6 +80,24 @@ func (o cacheOption) applyToTemplate(e *entryConfig) error {
 // on its result overrides both. Add and AddTemplate refuse a negative TTL
 // or an unknown scope.
 func WithCache(c Cache) EntryOption { return cacheOption(c) }
+
+// maxReadOption is WithMaxReadBytes'.
+type maxReadOption int64
+
+func (o maxReadOption) applyToResource(e *entryConfig) error { return o.applyToTemplate(e) }
+func (o maxReadOption) applyToTemplate(e *entryConfig) error {
+	if o <= 0 {
+		return fmt.Errorf("read cap %d is not positive", int64(o))
+	}
+	e.maxRead = int64(o)
+	return nil
+}
+
+// WithMaxReadBytes caps the content one read of the resource, or of the
+// template's matches, returns at n bytes, instead of
+// Options.MaxReadBytes. Add and AddTemplate refuse an n that is not
+// positive.
+func WithMaxReadBytes(n int64) EntryOption { return maxReadOption(n) }
 
 // WithSafePaths makes a template refuse, as not found and before its read
 // function runs, any URI that binds a variable to an unsafe path: one with
@@ -135,7 +156,7 @@ func (r *Registry) Add(res *mcp.Resource, read ReadFunc, opts ...ResourceOption)
 	if copied.MIMEType == "" {
 		copied.MIMEType = mimetype.ByExtension(copied.URI)
 	}
-	e := &staticEntry{res: &copied, read: read, cache: cfg.cache}
+	e := &staticEntry{res: &copied, read: read, cache: cfg.cache, maxRead: cfg.maxRead}
 
 	r.static.Set(res.URI, e)
 	r.notify.changed()
@@ -182,7 +203,7 @@ func (r *Registry) AddTemplate(t *mcp.ResourceTemplate, read TemplateReadFunc, o
 	if copied.MIMEType == "" {
 		copied.MIMEType = mimetype.ByExtension(t.URITemplate) // file:///{name}.md
 	}
-	e := &templateEntry{tmpl: &copied, compiled: compiled, read: read, cache: cfg.cache,
+	e := &templateEntry{tmpl: &copied, compiled: compiled, read: read, cache: cfg.cache, maxRead: cfg.maxRead,
 		completers: cfg.completers, safePaths: cfg.safePaths, listsInstances: cfg.instances != nil}
 
 	r.mu.Lock()

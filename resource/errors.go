@@ -2,6 +2,7 @@ package resource
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,10 +38,11 @@ const (
 	outcomeInvalid                 // the client got the request wrong
 	outcomeLimited                 // over the caller's rate budget
 	outcomeFailed                  // the server's own code failed
+	outcomeTooLarge                // a read's result is over its cap
 	outcomeClosed                  // the registry is closed
 )
 
-var outcomeNames = [...]string{"allowed", "filtered", "not_found", "denied", "invalid", "limited", "failed", "closed"}
+var outcomeNames = [...]string{"allowed", "filtered", "not_found", "denied", "invalid", "limited", "failed", "too_large", "closed"}
 
 func (o outcome) String() string { return outcomeNames[o] }
 
@@ -51,6 +53,8 @@ type failure struct {
 	message string         // outcomeInvalid: what the client is told; outcomeFailed: the log message
 	cause   error          // outcomeDenied: the Authorizer's reason; outcomeFailed: the error logged
 	wait    time.Duration  // outcomeLimited: until the budget allows another
+	size    int64          // outcomeTooLarge: the result's size
+	limit   int64          // outcomeTooLarge: the cap
 	attrs   []slog.Attr    // outcomeFailed: more for the log record
 	reply   *jsonrpc.Error // outcomeFailed: a protocol error the user's function chose, sent as is and not logged
 }
@@ -73,6 +77,10 @@ func invalid(format string, args ...any) *failure {
 func denied(reason error) *failure { return &failure{outcome: outcomeDenied, cause: reason} }
 
 func limited(wait time.Duration) *failure { return &failure{outcome: outcomeLimited, wait: wait} }
+
+func tooLarge(size, limit int64) *failure {
+	return &failure{outcome: outcomeTooLarge, size: size, limit: limit}
+}
 
 // failed is a failure of the server's own code (a read function, a
 // provider, a completer), logged as msg with cause and attrs.
@@ -104,8 +112,13 @@ func (r *Registry) end(c *call, err error) error {
 	if f == nil {
 		return nil
 	}
-	if o == outcomeFailed && f.reply == nil {
+	switch {
+	case o == outcomeFailed && f.reply == nil:
 		r.logFailure(c, f)
+	case o == outcomeTooLarge:
+		r.opts.Logger.LogAttrs(c.ctx, slog.LevelError, "resource read is larger than its cap",
+			slog.String("uri", c.target), slog.String("session_id", sessionID(c.session)),
+			slog.Int64("size", f.size), slog.Int64("cap", f.limit))
 	}
 	return r.reply(c, f)
 }
@@ -126,6 +139,9 @@ func (r *Registry) reply(c *call, f *failure) error {
 		return invalidParams("%s", f.message)
 	case outcomeLimited:
 		return rateLimitedError(c.method, f.wait)
+	case outcomeTooLarge:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("Resource too large: over the read cap of %d bytes", f.limit)}
 	case outcomeClosed:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Resource registry closed"}
 	}
@@ -193,13 +209,13 @@ func (r *Registry) logFailure(c *call, f *failure) {
 
 // logAuthorizerFailure logs an Authorizer that failed (or panicked) rather
 // than deny with ErrDenied.
-func (r *Registry) logAuthorizerFailure(c *call, a Access, err error) {
+func (r *Registry) logAuthorizerFailure(ctx context.Context, session *mcp.ServerSession, a Access, err error) {
 	if errors.Is(err, ErrDenied) {
 		return
 	}
-	r.opts.Logger.LogAttrs(c.ctx, slog.LevelError, "resource authorizer failed; access denied",
+	r.opts.Logger.LogAttrs(ctx, slog.LevelError, "resource authorizer failed; access denied",
 		slog.String("op", string(a.Op)), slog.String("uri", cmp.Or(a.URI, a.Template)),
-		slog.String("identity", a.Identity), slog.String("session_id", sessionID(c.session)),
+		slog.String("identity", a.Identity), slog.String("session_id", sessionID(session)),
 		slog.Any("error", err))
 }
 

@@ -47,6 +47,12 @@ import (
 //  9. protocolVersion: the protocol version strings sort in time order, and
 //     2026-07-28 is one go-sdk supports (go-sdk does not export its
 //     constant for it).
+// 10. updatesThroughMiddleware: Server.ResourceUpdated sends each
+//     notifications/resources/updated through the server's sending
+//     middleware, one request per session, legacy and 2026-07-28 alike,
+//     with the session and *mcp.ResourceUpdatedNotificationParams in it;
+//     a middleware that returns without calling on drops it for that
+//     session.
 
 // marker is the one go-sdk resource behind a mounted registry (behaviour 1).
 var marker = &mcp.Resource{URI: "mcpres:registry", Name: "mcpres registry"}
@@ -68,9 +74,10 @@ type readKey struct{}
 // (behaviour 4).
 type listenKey struct{}
 
-// mount adds r's middleware and marker to s (behaviours 1, 2, 4, 5).
+// mount adds r's middleware and marker to s (behaviours 1, 2, 4, 5, 10).
 func mount(s *mcp.Server, r *Registry) {
 	s.AddReceivingMiddleware(r.middleware)
+	s.AddSendingMiddleware(r.sendingMiddleware)
 	read := r.readViaMarker
 	r.notify.add(s, read)
 	announce(s, read)
@@ -122,6 +129,26 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			advertiseCompletions(res)
 		}
 		return res, err
+	}
+}
+
+// notificationResourceUpdated is the method of the notification the
+// sending middleware vets.
+const notificationResourceUpdated = "notifications/resources/updated"
+
+// sendingMiddleware withholds notifications/resources/updated from a
+// session whose subscription the Authorizer no longer allows (behaviour
+// 10).
+func (r *Registry) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == notificationResourceUpdated && r.opts.Authorize != nil {
+			s, _ := req.GetSession().(*mcp.ServerSession)
+			p, _ := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+			if s != nil && p != nil && !r.stillAllowed(ctx, s, p.URI) {
+				return nil, nil
+			}
+		}
+		return next(ctx, method, req)
 	}
 }
 
@@ -190,12 +217,9 @@ type sessionWatch struct {
 	closed   bool
 }
 
-// subscriptions is what a sessionWatch drops sessions from.
-type subscriptions interface{ Drop(*mcp.ServerSession) }
-
-// forgetOnEnd drops the subscriptions of s from subs when s ends. One
-// goroutine waits per session that subscribed, and ends with the session.
-func (w *sessionWatch) forgetOnEnd(s *mcp.ServerSession, subs subscriptions) {
+// forgetOnEnd calls drop with s when s ends. One goroutine waits per
+// session that subscribed, and ends with the session.
+func (w *sessionWatch) forgetOnEnd(s *mcp.ServerSession, drop func(*mcp.ServerSession)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed || w.watching[s] {
@@ -212,21 +236,20 @@ func (w *sessionWatch) forgetOnEnd(s *mcp.ServerSession, subs subscriptions) {
 		delete(w.watching, s)
 		w.mu.Unlock()
 		if watched {
-			subs.Drop(s) // with no lock held: Drop may call OnUnwatch
+			drop(s) // with no lock held: it may call OnUnwatch
 		}
 	}()
 }
 
-// forgetAll drops the subscriptions of every session watched, and watches
-// no more: the goroutines still waiting end with their sessions, doing
-// nothing.
-func (w *sessionWatch) forgetAll(subs subscriptions) {
+// forgetAll calls drop with every session watched, and watches no more:
+// the goroutines still waiting end with their sessions, doing nothing.
+func (w *sessionWatch) forgetAll(drop func(*mcp.ServerSession)) {
 	w.mu.Lock()
 	w.closed = true
 	watched := w.watching
 	w.watching = nil
 	w.mu.Unlock()
 	for s := range watched {
-		subs.Drop(s)
+		drop(s)
 	}
 }

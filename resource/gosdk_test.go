@@ -273,3 +273,100 @@ func TestSDKProtocolVersion(t *testing.T) {
 	}
 	assert.True(t, slices.IsSorted(versions), changed(9, "protocolVersion"))
 }
+
+// 10: ResourceUpdated sends each notification through the sending
+// middleware, per session, with the session and its params, in both eras;
+// a middleware that does not call on drops it for that session.
+func TestSDKUpdatesThroughMiddleware(t *testing.T) {
+	t.Parallel()
+	for _, version := range eras {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			s := sdkServer(&mcp.ServerOptions{
+				SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+				UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+			})
+			s.AddResource(&mcp.Resource{URI: "x:marker", Name: "m"}, textResult("m"))
+			var mu sync.Mutex
+			var dropFor *mcp.ServerSession // the session that gets x:mine; x:a is dropped for it
+			dropping := false
+			s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					if method == "notifications/resources/updated" {
+						ss, _ := req.GetSession().(*mcp.ServerSession)
+						p, _ := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+						if ss == nil || p == nil {
+							t.Errorf("%s: a request of %T with params %T", changed(10, "updatesThroughMiddleware"), req.GetSession(), req.GetParams())
+							return next(ctx, method, req)
+						}
+						mu.Lock()
+						defer mu.Unlock()
+						if p.URI == "x:mine" {
+							dropFor = ss
+						}
+						if dropping && ss == dropFor && p.URI == "x:a" {
+							return nil, nil
+						}
+					}
+					return next(ctx, method, req)
+				}
+			})
+			got := map[string]chan string{}
+			for _, name := range []string{"kept", "dropped"} {
+				ch := make(chan string, 100)
+				got[name] = ch
+				cs := mcptest.Connect(t, s, version, &mcp.ClientOptions{
+					ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { ch <- req.Params.URI },
+				})
+				uris := []string{"x:a", "x:b"}
+				if name == "dropped" {
+					uris = append(uris, "x:mine")
+				}
+				for _, u := range uris {
+					require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: u}))
+				}
+			}
+			// Once "dropped" hears of x:mine, its listens are all acknowledged
+			// (2026-07-28), and the middleware knows its session.
+			require.Eventually(t, func() bool {
+				require.NoError(t, s.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: "x:mine"}))
+				select {
+				case <-got["dropped"]:
+					return true
+				case <-time.After(10 * time.Millisecond):
+					return false
+				}
+			}, 10*time.Second, time.Millisecond, changed(10, "updatesThroughMiddleware")+": no update")
+			mu.Lock()
+			dropping = true
+			mu.Unlock()
+			// next returns the next update name hears of, x:mine aside.
+			next := func(name string) string {
+				for {
+					select {
+					case u := <-got[name]:
+						if u != "x:mine" {
+							return u
+						}
+					case <-time.After(10 * time.Second):
+						t.Fatalf("%s heard nothing", name)
+					}
+				}
+			}
+			require.Eventually(t, func() bool {
+				// "kept" may not be listening yet on 2026-07-28: try until it is.
+				require.NoError(t, s.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: "x:a"}))
+				select {
+				case u := <-got["kept"]:
+					return u == "x:a"
+				case <-time.After(10 * time.Millisecond):
+					return false
+				}
+			}, 10*time.Second, time.Millisecond)
+			require.NoError(t, s.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: "x:b"}))
+			for next("kept") == "x:a" { // from the retries above
+			}
+			assert.Equal(t, "x:b", next("dropped"), changed(10, "updatesThroughMiddleware")+": a dropped notification arrived")
+		})
+	}
+}

@@ -37,9 +37,17 @@ func (e *templateEntry) describe() *mcp.ResourceTemplate { return e.tmpl }
 // and bound to resources/list, the caller's identity (Options.Identity)
 // and Options.CursorScope: a walk never skips or repeats an entry that
 // exists throughout it, whatever is added or removed meanwhile.
-// nextCursor is omitted on the last page. With Options.Authorize set, the
-// resources the caller may not see are left out, so a page may come back
-// short (see Authorizer), and the result is private.
+// nextCursor is omitted on the last page. Cursors are encrypted: they
+// reveal nothing of the position (package cursor).
+//
+// With Options.Authorize set, the result is private and holds only
+// resources the caller may see: a page passes over the others and looks
+// ahead for one more allowed entry before it promises a next page, so
+// that the number of pages, their sizes and their cursors' positions do
+// not depend on entries the caller may not see, as long as one page
+// scans at most Options.ScanBudget entries. Past the budget the page ends
+// short (possibly empty) with a cursor after the last entry scanned: the
+// walk still shows each allowed entry once, but in more pages.
 //
 // A nil request or params, or a "" cursor, means the first page. A cursor
 // this registry did not issue for resources/list and this scope, or one
@@ -96,16 +104,25 @@ func beginList[P mcp.Params](r *Registry, ctx context.Context, method string, re
 
 // listPage runs the steps of a list method: one page of sources from
 // cursor pos, and the next page's cursor. The cursor is bound to the
-// call's caller; check, if not nil, vets the page; with an Authorizer,
-// the entries it denies (each decided as the Access that access makes of
-// it and caller, the caller's Access to the list) are left out and
-// counted in c.withheld.
+// call's caller; check, if not nil, vets the page. With an Authorizer,
+// the page holds only entries it allows (each decided as the Access that
+// access makes of it and caller, the caller's Access to the list),
+// passing over the others within Options.ScanBudget
+// (cursor.PaginateFiltered), and counts them in c.withheld.
 func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T],
 	check func([]T) error, access func(*Registry, Access, T) Access) ([]T, string, error) {
 	if err := r.open(); err != nil {
 		return nil, "", err
 	}
-	page, next, err := cursor.Paginate(c.ctx, r.cursors, r.pageRequest(c, pos), sources)
+	req := r.pageRequest(c, pos)
+	var f *listFilter[T]
+	var keep func(T) bool
+	if r.opts.Authorize != nil {
+		f = &listFilter[T]{r: r, ctx: c.ctx, session: c.session, access: access,
+			caller: Access{Op: OpList, Identity: c.identity, Request: c.req}}
+		keep, req.Scan = f.keep, r.opts.ScanBudget
+	}
+	page, next, err := cursor.PaginateFiltered(c.ctx, r.cursors, req, sources, keep)
 	if errors.Is(err, cursor.ErrInvalid) {
 		return nil, "", invalid("invalid cursor")
 	}
@@ -115,19 +132,32 @@ func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T
 	if err != nil {
 		return nil, "", failed("resource list failed", err)
 	}
-	if r.opts.Authorize != nil {
-		caller := Access{Op: OpList, Identity: c.identity, Request: c.req}
-		kept := page[:0]
-		for _, v := range page {
-			if r.decide(c, access(r, caller, v)) == nil {
-				kept = append(kept, v)
-			}
-		}
-		c.withheld = len(page) - len(kept)
-		clear(page[len(kept):])
-		page = kept
+	if f != nil {
+		c.withheld = f.refused
 	}
 	return page, next, nil
+}
+
+// A listFilter decides which entries of a list its caller may see.
+type listFilter[T any] struct {
+	r       *Registry
+	ctx     context.Context
+	session *mcp.ServerSession
+	caller  Access
+	access  func(*Registry, Access, T) Access
+	refused int
+}
+
+func (f *listFilter[T]) keep(v T) bool {
+	a := f.access(f.r, f.caller, v)
+	if a.URI == "" && a.Template == "" {
+		return true // an entry the page's check refuses: let it
+	}
+	if f.r.decide(f.ctx, f.session, a) != nil {
+		f.refused++
+		return false
+	}
+	return true
 }
 
 // noNilResource vets a page of resources/list: a provider must not list a
@@ -142,6 +172,9 @@ func noNilResource(page []*mcp.Resource) error {
 // resourceAccess is the Access to show res in resources/list: as a read of
 // it would be decided.
 func resourceAccess(r *Registry, caller Access, res *mcp.Resource) Access {
+	if res == nil {
+		return caller // for the Authorizer; noNilResource then fails the page
+	}
 	caller.URI = res.URI
 	if t, err := r.resolve(res.URI); err == nil && t.tmpl != nil { // a listed URI no entry reads is decided on its own
 		caller.Template, caller.Vars = t.tmpl.tmpl.URITemplate, t.vars

@@ -20,6 +20,16 @@ const DefaultPageSize = 100
 // MaxPageSize is the largest [Options.PageSize] NewRegistry accepts.
 const MaxPageSize = 10_000
 
+// DefaultScanBudget is the fewest entries one list page may look at,
+// allowed or not, when [Options.ScanBudget] is zero: with an Authorizer, a
+// page passes over the entries the caller may not see, up to this many
+// (or ten pages' worth, if that is more).
+const DefaultScanBudget = 10_000
+
+// DefaultMaxReadBytes is the most bytes of content one resources/read may
+// return when [Options.MaxReadBytes] is zero: 16 MiB.
+const DefaultMaxReadBytes = 16 << 20
+
 // DefaultMaxURILength is the longest URI, in bytes, that resources/read
 // accepts when [Options.MaxURILength] is zero. Longer URIs are answered with
 // -32602 before any lookup.
@@ -114,6 +124,12 @@ type Options struct {
 	// since what a caller gets depends on who they are. Nil allows
 	// everything.
 	Authorize Authorizer
+	// ScanBudget bounds the entries one list page looks at, allowed or
+	// not, when an Authorizer filters the list: see ListResources for
+	// what a caller can observe of the entries it may not see. It must be
+	// more than PageSize. Zero means DefaultScanBudget, or ten pages'
+	// worth if that is more.
+	ScanBudget int
 	// Identity names the caller of a request, for Access.Identity, the
 	// audit log, rate limits of sessionless requests, and the binding of
 	// list cursors (a cursor issued to one identity is refused for
@@ -121,12 +137,22 @@ type Options struct {
 	// request, whose caller is "". Nil means DefaultIdentity: the user
 	// go-sdk's bearer-token middleware verified.
 	Identity func(ctx context.Context, req mcp.Request) string
-	// RateLimits caps reads and subscriptions per session; the zero value
+	// RateLimits caps reads and subscriptions per caller; the zero value
 	// sets none.
 	RateLimits RateLimits
+	// RateKey names whose budget a request spends: requests with the same
+	// key share one. identity is the caller's (see Identity); req is nil
+	// for a direct call without a request. Nil means DefaultRateKey.
+	RateKey func(ctx context.Context, req mcp.Request, identity string) string
 	// Audit configures the audit log of reads, subscriptions and denials;
 	// the zero value logs them to Logger at Debug level.
 	Audit AuditOptions
+	// MaxReadBytes caps the content one read returns: the bytes of its
+	// texts and blobs, before blobs are base64-encoded for the wire. A
+	// larger result is refused, before it is checked or encoded, with
+	// -32603 naming the cap. WithMaxReadBytes sets another cap for one
+	// entry. Zero means DefaultMaxReadBytes; negative is refused.
+	MaxReadBytes int64
 	// MaxURILength caps the URIs the registry accepts, in bytes. Zero
 	// means DefaultMaxURILength.
 	MaxURILength int
@@ -158,6 +184,18 @@ func (o Options) withDefaults() (Options, error) {
 		bad("PageSize", fmt.Errorf("%d is outside 1 to %d (0 means %d)", o.PageSize, MaxPageSize, DefaultPageSize))
 	case o.PageSize == 0:
 		o.PageSize = DefaultPageSize
+	}
+	switch {
+	case o.ScanBudget < 0 || o.ScanBudget > 0 && o.ScanBudget <= o.PageSize:
+		bad("ScanBudget", fmt.Errorf("%d must be more than the page size, %d (0 means %d)", o.ScanBudget, o.PageSize, DefaultScanBudget))
+	case o.ScanBudget == 0:
+		o.ScanBudget = max(DefaultScanBudget, 10*o.PageSize)
+	}
+	switch {
+	case o.MaxReadBytes < 0:
+		bad("MaxReadBytes", fmt.Errorf("negative size %d", o.MaxReadBytes))
+	case o.MaxReadBytes == 0:
+		o.MaxReadBytes = DefaultMaxReadBytes
 	}
 	switch {
 	case o.MaxURILength < 0:
@@ -192,6 +230,9 @@ func (o Options) withDefaults() (Options, error) {
 	o.Logger = cmp.Or(o.Logger, slog.Default())
 	if o.Identity == nil {
 		o.Identity = DefaultIdentity
+	}
+	if o.RateKey == nil {
+		o.RateKey = DefaultRateKey
 	}
 	o.Audit.Logger = cmp.Or(o.Audit.Logger, o.Logger)
 	if o.Audit.Level == nil {

@@ -61,7 +61,7 @@ func (r *Registry) spend(c *call, l *limiter) error {
 	if l == nil {
 		return nil
 	}
-	if ok, wait := l.allow(rateKey(c.session, c.identity), time.Now()); !ok {
+	if ok, wait := l.allow(r.opts.RateKey(c.ctx, c.req, c.identity), time.Now()); !ok {
 		return limited(wait)
 	}
 	return nil
@@ -89,6 +89,14 @@ func (t target) mimeType() string {
 		return t.static.res.MIMEType
 	}
 	return t.tmpl.tmpl.MIMEType
+}
+
+// maxRead is the read cap of t, 0 for the registry's.
+func (t target) maxRead() int64 {
+	if t.static != nil {
+		return t.static.maxRead
+	}
+	return t.tmpl.maxRead
 }
 
 func (t target) cache() *Cache {
@@ -143,25 +151,26 @@ func (r *Registry) authorize(c *call, a Access) error {
 	if r.opts.Authorize == nil {
 		return nil
 	}
-	if reason := r.decide(c, a); reason != nil {
+	if reason := r.decide(c.ctx, c.session, a); reason != nil {
 		return denied(reason)
 	}
 	return nil
 }
 
-// decide asks Options.Authorize, which must be set, about a, and returns
+// decide asks Options.Authorize, which must be set, about a, asked in a
+// request of session (nil for none), and returns
 // its reason to deny, or nil. An error other than ErrDenied, or a panic,
 // is a failure of the Authorizer: it denies, and is logged at Error.
-func (r *Registry) decide(c *call, a Access) (reason error) {
+func (r *Registry) decide(ctx context.Context, session *mcp.ServerSession, a Access) (reason error) {
 	defer func() {
 		if p := recover(); p != nil {
 			reason = fmt.Errorf("authorizer panicked: %v", p)
 		}
 		if reason != nil {
-			r.logAuthorizerFailure(c, a, reason)
+			r.logAuthorizerFailure(ctx, session, a, reason)
 		}
 	}()
-	return r.opts.Authorize(c.ctx, a)
+	return r.opts.Authorize(ctx, a)
 }
 
 // callUser calls fn, the user's function for the call, turning a panic

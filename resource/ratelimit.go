@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -10,13 +11,13 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// RateLimits caps how fast one session may read and subscribe. The zero
+// RateLimits caps how fast one caller may read and subscribe. The zero
 // value sets no limits.
 //
-// A session is counted by its ID (stateful streamable HTTP). A session
-// without one (stdio, and stateless HTTP, where go-sdk makes a session per
-// request) is counted under the caller's identity (Options.Identity)
-// instead, and requests with neither share one budget.
+// A caller is who Options.RateKey names, by default (DefaultRateKey) the
+// caller's identity (Options.Identity), else the client's address (see
+// WithClientAddress), whatever session or transport its requests come
+// by; anonymous callers the server cannot tell apart share one budget.
 //
 // A refused request is answered with CodeRateLimited, message "Rate limit
 // exceeded", and data {"method": …, "retryAfterMs": …}; it reads nothing,
@@ -111,14 +112,19 @@ func (l *limiter) sweep(now time.Time) {
 	l.sweepAt = max(minSweep, 2*len(l.buckets))
 }
 
-// rateKey names whose budget a request spends: its session's ID, else the
-// caller's identity, else "" (one budget for the rest).
-func rateKey(session *mcp.ServerSession, identity string) string {
-	if id := sessionID(session); id != "" {
-		return "session:" + id
-	}
+// DefaultRateKey names whose rate budget a request spends (see
+// Options.RateKey): the caller's identity when there is one, so that a
+// caller who opens new sessions, or sends stateless requests, keeps the
+// budget it has; else the client's address, if WithClientAddress recorded
+// one in ctx; else "", one budget shared by every anonymous caller the
+// server cannot tell apart. Sessions are not counted on their own: a
+// client opens a new one at will.
+func DefaultRateKey(ctx context.Context, req mcp.Request, identity string) string {
 	if identity != "" {
 		return "identity:" + identity
+	}
+	if addr := ClientAddress(ctx); addr != "" {
+		return "address:" + addr
 	}
 	return ""
 }

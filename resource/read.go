@@ -1,7 +1,12 @@
 package resource
 
 import (
+	"cmp"
 	"context"
+	"log/slog"
+	"strings"
+
+	"github.com/mcpres/mcpres/internal/uri"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -77,15 +82,24 @@ func (r *Registry) callRead(c *call, req *mcp.ReadResourceRequest, t target) (*m
 
 // finishRead returns a copy of res with each content's URI and MIME type
 // filled in, checked against its MIME type under Options.MIME, and the
-// caching hint set. The read function's result is not modified: it may be
-// shared between calls.
+// caching hint set, once the result is known to be within the read cap
+// and to hold only contents the caller may read. The read function's
+// result is not modified: it may be shared between calls.
 func (r *Registry) finishRead(c *call, res *mcp.ReadResourceResult, t target) (*mcp.ReadResourceResult, error) {
+	if err := r.checkSize(res, t); err != nil {
+		return nil, err
+	}
 	out := *res
 	out.Contents = make([]*mcp.ResourceContents, len(res.Contents))
 	declared := t.mimeType()
 	for i, content := range res.Contents {
 		if content == nil {
 			return nil, failed("resource read returned a nil content entry", nil)
+		}
+		if content.URI != "" && !sameResource(content.URI, c.target) {
+			if err := r.checkOtherURI(c, content.URI); err != nil {
+				return nil, err
+			}
 		}
 		content = fillContent(content, c.target, declared)
 		if err := r.checkContent(c, content); err != nil {
@@ -104,6 +118,47 @@ func (r *Registry) finishRead(c *call, res *mcp.ReadResourceResult, t target) (*
 	}
 	r.privateIfAuthorized(&out.Cacheable)
 	return &out, nil
+}
+
+// checkSize refuses a result larger than t's read cap.
+func (r *Registry) checkSize(res *mcp.ReadResourceResult, t target) error {
+	limit := cmp.Or(t.maxRead(), r.opts.MaxReadBytes)
+	var size int64
+	for _, content := range res.Contents {
+		if content != nil {
+			size += int64(len(content.Text)) + int64(len(content.Blob))
+		}
+	}
+	if size > limit {
+		return tooLarge(size, limit)
+	}
+	return nil
+}
+
+// sameResource reports whether URIs a and b name the same resource: they
+// are equal but for a fragment, which names a part of it.
+func sameResource(a, b string) bool {
+	a, _, _ = strings.Cut(a, "#")
+	b, _, _ = strings.Cut(b, "#")
+	return a == b
+}
+
+// checkOtherURI vets a content a read function labelled with u, another
+// resource than the one read: u must be a URI the caller could read itself,
+// one the registry resolves and the Authorizer, if any, allows for
+// reading. A directory's read, say, may return its files this way.
+func (r *Registry) checkOtherURI(c *call, u string) error {
+	if uri.Check(u, r.opts.MaxURILength) != nil {
+		return failed("resource read returned a content with an invalid URI", nil, slog.String("content_uri", u))
+	}
+	t, err := r.resolve(u)
+	if err == nil {
+		err = r.authorize(c, t.access(c, OpRead, u))
+	}
+	if err != nil {
+		return failed("resource read returned a content for a URI the caller may not read", err, slog.String("content_uri", u))
+	}
+	return nil
 }
 
 // privateIfAuthorized sets c's scope to private if the registry has an

@@ -94,6 +94,7 @@ type Registry struct {
 	// reads and subscribes are the rate limits; nil when unlimited.
 	reads, subscribes *limiter
 	subs              *subscribe.Manager[*mcp.ServerSession]
+	grants            grants
 	sessions          sessionWatch
 
 	// ctx is the registry's own, for what it sends on its own behalf;
@@ -158,6 +159,6 @@ func (r *Registry) Close() error {
 	r.cancel()
 	r.notify.close()
 	r.subs.Close()
-	r.sessions.forgetAll(r.subs)
+	r.sessions.forgetAll(r.dropSession)
 	return nil
 }

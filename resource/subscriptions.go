@@ -2,6 +2,7 @@ package resource
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -76,10 +77,14 @@ func (r *Registry) subscribe(c *call) error {
 	if c.session == nil {
 		return nil // a direct call: nothing to notify
 	}
+	if r.opts.Authorize != nil {
+		r.grants.set(c.session, c.target, t.access(c, OpSubscribe, c.target))
+	}
 	if err := r.subs.Subscribe(c.session, c.target); err != nil {
+		r.grants.forget(c.session, c.target)
 		return invalid("cannot subscribe to %q: %v", c.target, err) // the per-session limit, or closed
 	}
-	r.sessions.forgetOnEnd(c.session, r.subs)
+	r.sessions.forgetOnEnd(c.session, r.dropSession)
 	return nil
 }
 
@@ -92,7 +97,75 @@ func (r *Registry) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest)
 		return nil
 	}
 	r.subs.Unsubscribe(req.Session, req.Params.URI)
+	r.grants.forget(req.Session, req.Params.URI)
 	return nil
+}
+
+// dropSession forgets every subscription of s.
+func (r *Registry) dropSession(s *mcp.ServerSession) {
+	r.subs.Drop(s)
+	r.grants.drop(s)
+}
+
+// stillAllowed asks the Authorizer again, before a notification of a
+// change to u goes to session s, about the subscription it allowed: a
+// subscriber whose access is withdrawn hears no more, and the withheld
+// notification is audited as denied. A subscription the registry holds no
+// Access for (one it did not decide) is allowed.
+func (r *Registry) stillAllowed(ctx context.Context, s *mcp.ServerSession, u string) bool {
+	a, ok := r.grants.get(s, u)
+	if !ok {
+		return true
+	}
+	reason := r.decide(ctx, s, a)
+	if reason == nil {
+		return true
+	}
+	c := r.begin(ctx, OpSubscribe, notificationResourceUpdated, u, nil, s)
+	c.identity = a.Identity
+	r.end(&c, denied(reason))
+	return false
+}
+
+// grants holds, when the registry has an Authorizer, the Access each
+// subscription was allowed with, to ask again before each notification.
+type grants struct {
+	mu sync.Mutex
+	m  map[*mcp.ServerSession]map[string]Access
+}
+
+func (g *grants) set(s *mcp.ServerSession, u string, a Access) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = make(map[*mcp.ServerSession]map[string]Access)
+	}
+	if g.m[s] == nil {
+		g.m[s] = make(map[string]Access)
+	}
+	g.m[s][u] = a
+}
+
+func (g *grants) get(s *mcp.ServerSession, u string) (Access, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	a, ok := g.m[s][u]
+	return a, ok
+}
+
+func (g *grants) forget(s *mcp.ServerSession, u string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.m[s], u)
+	if len(g.m[s]) == 0 {
+		delete(g.m, s)
+	}
+}
+
+func (g *grants) drop(s *mcp.ServerSession) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.m, s)
 }
 
 // Changed reports that the resource at uri changed. It returns at once:
