@@ -32,6 +32,19 @@
 // log line "serving MCP over streamable HTTP" gives the URL. Logs go to
 // stderr.
 //
+// The HTTP server has the limits the other examples' servers have (see
+// their READMEs, "Serving over HTTP"): a request's headers must arrive
+// within 10 s (ReadHeaderTimeout: a slowloris client is disconnected) and
+// the whole request within 30 s (ReadTimeout, lifted once the body is
+// read); an idle keep-alive connection is closed after 2 minutes
+// (IdleTimeout); headers are capped at 64 KiB; with -stateless=false a
+// session whose client sends no request for 30 minutes is closed with its
+// subscriptions (SessionTimeout; an open GET stream does not count); and a
+// 2026-07-28 request whose client cancels it or hangs up cancels the read
+// function's context (PropagateRequestCancellation). There is no
+// WriteTimeout: an event stream (subscriptions/listen, or a session's GET
+// stream) stays open for as long as the client keeps it.
+//
 // scripts/conformance.sh builds this server, starts it with
 // -http 127.0.0.1:0, reads its URL from that log line, runs the pinned
 // suite versions against it, and fails unless every check passes.
@@ -307,17 +320,58 @@ func (w *watched) run(ctx context.Context, reg *resource.Registry, interval time
 	}
 }
 
+// Limits of the HTTP server, as a server reachable by clients it does not
+// trust needs them. WriteTimeout stays 0 (none): streamable HTTP answers
+// with event streams that stay open as long as the client listens (a
+// subscriptions/listen request, or a session's GET stream with
+// -stateless=false), and a write deadline would cut them off.
+const (
+	// readHeaderTimeout bounds how long a client may take to send a
+	// request's headers, so that one that trickles them (slowloris) cannot
+	// hold a connection.
+	readHeaderTimeout = 10 * time.Second
+	// readTimeout bounds reading a whole request, headers and body. net/http
+	// lifts the read deadline once the body has been read, so it does not
+	// end a response that streams for longer.
+	readTimeout = 30 * time.Second
+	// idleTimeout closes a keep-alive connection that waits this long for
+	// its next request.
+	idleTimeout = 2 * time.Minute
+	// maxHeaderBytes caps the size of a request's headers (net/http's
+	// default is 1 MiB).
+	maxHeaderBytes = 64 << 10
+	// sessionTimeout closes a session (and ends its subscriptions) once
+	// its client has sent no request for this long. An open GET stream
+	// does not count as activity: a client that only listens must ping
+	// (go-sdk's ClientOptions.KeepAlive) more often to keep its session.
+	sessionTimeout = 30 * time.Minute
+)
+
 // serveHTTP serves server over streamable HTTP on addr until ctx is done.
 func serveHTTP(ctx context.Context, server *mcp.Server, addr string, stateless bool, logger *slog.Logger) error {
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: stateless})
+		&mcp.StreamableHTTPOptions{
+			Stateless: stateless,
+			// With -stateless=false: abandoned sessions, and their
+			// subscriptions, are reclaimed.
+			SessionTimeout: sessionTimeout,
+			// Stateless: a 2026-07-28 request ends with its HTTP request:
+			// when the client cancels it or hangs up, the read function's
+			// context is cancelled. (Stateless requests of older protocols
+			// run to completion. With sessions, go-sdk ignores this option,
+			// and clients cancel with notifications/cancelled.)
+			PropagateRequestCancellation: true,
+		})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		// Requests end when ctx does, so that open event streams do not
 		// hold up Shutdown.
 		BaseContext: func(net.Listener) context.Context { return ctx },

@@ -176,6 +176,33 @@ func run(cfg config, logger *slog.Logger) error {
 	return err
 }
 
+// Limits of the HTTP server, for a server reachable by clients it does not
+// trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
+// streams that stay open as long as the client listens (a
+// subscriptions/listen request, or with -stateful a session's GET stream),
+// and a write deadline would cut them off.
+const (
+	// readHeaderTimeout bounds how long a client may take to send a
+	// request's headers, so that one that trickles them (slowloris) cannot
+	// hold a connection.
+	readHeaderTimeout = 10 * time.Second
+	// readTimeout bounds reading a whole request, headers and body. net/http
+	// lifts the read deadline once the body has been read, so it does not
+	// end a response that streams for longer.
+	readTimeout = 30 * time.Second
+	// idleTimeout closes a keep-alive connection that waits this long for
+	// its next request.
+	idleTimeout = 2 * time.Minute
+	// maxHeaderBytes caps the size of a request's headers (net/http's
+	// default is 1 MiB).
+	maxHeaderBytes = 64 << 10
+	// sessionTimeout closes a session (and ends its subscriptions) once
+	// its client has sent no request for this long. An open GET stream
+	// does not count as activity: a client that only listens must ping
+	// (go-sdk's ClientOptions.KeepAlive) more often to keep its session.
+	sessionTimeout = 30 * time.Minute
+)
+
 // serveHTTP serves server over streamable HTTP on addr until ctx is done.
 func serveHTTP(ctx context.Context, server *mcp.Server, addr string, stateful bool, logger *slog.Logger) error {
 	// Stateless serves each request on its own, and is how go-sdk serves
@@ -185,14 +212,28 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, stateful bo
 	// -stateful they do, through sessions; but sessions are not part of
 	// 2026-07-28, and its clients fall back to 2025-11-25.
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: !stateful})
+		&mcp.StreamableHTTPOptions{
+			Stateless: !stateful,
+			// With -stateful: abandoned sessions, and their subscriptions,
+			// are reclaimed.
+			SessionTimeout: sessionTimeout,
+			// Stateless: a 2026-07-28 request ends with its HTTP request:
+			// when the client cancels it or hangs up, the read function's
+			// context is cancelled. (Stateless requests of older protocols
+			// run to completion. With -stateful, go-sdk ignores this
+			// option, and clients cancel with notifications/cancelled.)
+			PropagateRequestCancellation: true,
+		})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 	}
 	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String(), "stateful", stateful)
 	errc := make(chan error, 1)

@@ -453,6 +453,28 @@ func (k *knowledge) changed(collection, doc string, listChanged bool) {
 	}
 }
 
+// Limits of the HTTP server, for a server reachable by clients it does not
+// trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
+// streams that stay open as long as the client listens (a
+// subscriptions/listen request), and a write deadline would cut them off.
+const (
+	// readHeaderTimeout bounds how long a client may take to send a
+	// request's headers, so that one that trickles them (slowloris) cannot
+	// hold a connection. $KNOWLEDGE_READ_HEADER_TIMEOUT (a Go duration)
+	// replaces it, for tests.
+	readHeaderTimeout = 10 * time.Second
+	// readTimeout bounds reading a whole request, headers and body. net/http
+	// lifts the read deadline once the body has been read, so it does not
+	// end a response that streams for longer.
+	readTimeout = 30 * time.Second
+	// idleTimeout closes a keep-alive connection that waits this long for
+	// its next request.
+	idleTimeout = 2 * time.Minute
+	// maxHeaderBytes caps the size of a request's headers (net/http's
+	// default is 1 MiB); bearer tokens fit with room to spare.
+	maxHeaderBytes = 64 << 10
+)
+
 // httpHandler returns the HTTP handler that serves server over stateless
 // streamable HTTP, behind bearer-token authentication if tokens is not nil.
 func httpHandler(server *mcp.Server, tokens *tokenSet) http.Handler {
@@ -461,22 +483,49 @@ func httpHandler(server *mcp.Server, tokens *tokenSet) http.Handler {
 	// out server-initiated messages outside a request (list_changed,
 	// resource updates): drop it if you need those for older clients.
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: true})
+		&mcp.StreamableHTTPOptions{
+			Stateless: true,
+			// A 2026-07-28 request ends with its HTTP request: when the
+			// client cancels it or hangs up, the read function's context is
+			// cancelled. (Requests of older protocols run to completion.)
+			PropagateRequestCancellation: true,
+		})
 	if tokens != nil {
 		h = tokens.requireToken(h)
 	}
-	return h
+	// Rate budgets (-read-rate) follow the caller: a token's user, or an
+	// anonymous client's address, whatever session it uses.
+	return resource.WithClientAddress(h, "")
+}
+
+// newHTTPServer returns an HTTP server for handler with the limits above.
+func newHTTPServer(handler http.Handler) (*http.Server, error) {
+	headerTimeout := readHeaderTimeout
+	if v := os.Getenv("KNOWLEDGE_READ_HEADER_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("KNOWLEDGE_READ_HEADER_TIMEOUT=%q: want a positive duration such as 200ms", v)
+		}
+		headerTimeout = d
+	}
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: headerTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+	}, nil
 }
 
 // serveHTTP serves handler on addr until ctx is done.
 func serveHTTP(ctx context.Context, handler http.Handler, addr string, logger *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
+	srv, err := newHTTPServer(handler)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
 	}
 	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String())
 	errc := make(chan error, 1)

@@ -216,21 +216,56 @@ func completeName(ctx context.Context, partial string, bound map[string]string) 
 	return out, nil
 }
 
-// serveHTTP serves server over streamable HTTP on addr until ctx is done.
-func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
+// Limits of the HTTP server, for a server reachable by clients it does not
+// trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
+// streams that stay open as long as the client listens (a
+// subscriptions/listen request), and a write deadline would cut them off.
+const (
+	// readHeaderTimeout bounds how long a client may take to send a
+	// request's headers, so that one that trickles them (slowloris) cannot
+	// hold a connection.
+	readHeaderTimeout = 10 * time.Second
+	// readTimeout bounds reading a whole request, headers and body. net/http
+	// lifts the read deadline once the body has been read, so it does not
+	// end a response that streams for longer.
+	readTimeout = 30 * time.Second
+	// idleTimeout closes a keep-alive connection that waits this long for
+	// its next request.
+	idleTimeout = 2 * time.Minute
+	// maxHeaderBytes caps the size of a request's headers (net/http's
+	// default is 1 MiB).
+	maxHeaderBytes = 64 << 10
+)
+
+// httpHandler returns the handler that serves server over stateless
+// streamable HTTP.
+func httpHandler(server *mcp.Server) http.Handler {
 	// Stateless serves each request on its own, and is how go-sdk serves
 	// protocol 2026-07-28 over HTTP; older clients are served too. It rules
 	// out server-initiated messages outside a request (list_changed,
 	// resource updates): drop it if you need those for older clients.
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: true})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{
+			Stateless: true,
+			// A 2026-07-28 request ends with its HTTP request: when the
+			// client cancels it or hangs up, the read function's context is
+			// cancelled. (Requests of older protocols run to completion.)
+			PropagateRequestCancellation: true,
+		})
+}
+
+// serveHTTP serves server over streamable HTTP on addr until ctx is done.
+func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           httpHandler(server),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 	}
 	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String())
 	errc := make(chan error, 1)

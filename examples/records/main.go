@@ -246,6 +246,27 @@ func addUpdateTool(server *mcp.Server, st *store, reg *resource.Registry, p *pol
 	})
 }
 
+// Limits of the HTTP server, for a server reachable by clients it does not
+// trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
+// streams that stay open as long as the client listens (a
+// subscriptions/listen request), and a write deadline would cut them off.
+const (
+	// readHeaderTimeout bounds how long a client may take to send a
+	// request's headers, so that one that trickles them (slowloris) cannot
+	// hold a connection.
+	readHeaderTimeout = 10 * time.Second
+	// readTimeout bounds reading a whole request, headers and body. net/http
+	// lifts the read deadline once the body has been read, so it does not
+	// end a response that streams for longer.
+	readTimeout = 30 * time.Second
+	// idleTimeout closes a keep-alive connection that waits this long for
+	// its next request.
+	idleTimeout = 2 * time.Minute
+	// maxHeaderBytes caps the size of a request's headers (net/http's
+	// default is 1 MiB).
+	maxHeaderBytes = 64 << 10
+)
+
 // serveHTTP serves server over streamable HTTP on addr until ctx is done.
 func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
 	// Stateless serves each request on its own, and is how go-sdk serves
@@ -253,14 +274,23 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slo
 	// updates on their subscriptions/listen streams; older clients are
 	// served too, but receive no notifications outside a request.
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: true})
+		&mcp.StreamableHTTPOptions{
+			Stateless: true,
+			// A 2026-07-28 request ends with its HTTP request: when the
+			// client cancels it or hangs up, the read function's context is
+			// cancelled. (Requests of older protocols run to completion.)
+			PropagateRequestCancellation: true,
+		})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 	}
 	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String())
 	errc := make(chan error, 1)
