@@ -3,7 +3,6 @@ package resource_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -21,11 +20,11 @@ import (
 // changes and a list_changed pending and a delivery due; once the
 // sessions have gone too, the goroutine count is back at its baseline.
 // (synctest also fails the test if any goroutine of the bubble is left
-// blocked.) The test is not parallel, so that no other test's goroutines
-// come and go meanwhile.
+// blocked.)
 func TestCloseStopsEverything(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		baseline := runtime.NumGoroutine()
+		baseline := mcptest.BubbleGoroutines(t)
 		reg, err := resource.NewRegistry(&resource.Options{
 			Logger:           quietLogger(),
 			ListChangedDelay: time.Second,
@@ -70,7 +69,7 @@ func TestCloseStopsEverything(t *testing.T) {
 			require.NoError(t, cs.Close())
 		}
 		synctest.Wait()
-		assert.Equal(t, baseline, runtime.NumGoroutine(), "goroutines left after Close and the sessions' end")
+		assert.Equal(t, baseline, mcptest.BubbleGoroutines(t), "goroutines left after Close and the sessions' end")
 	})
 }
 

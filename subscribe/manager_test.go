@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/subscribe"
 )
 
@@ -1076,49 +1075,6 @@ func TestClose(t *testing.T) {
 	})
 }
 
-// bubbleGoroutines returns the number of goroutines in the caller's
-// synctest bubble, the caller and the testing package's included. Goroutines outside the bubble
-// (other tests', the testing package's) are not counted: they come and go
-// as they please, and runtime.NumGoroutine, which counts them, is not
-// exact. It reads the headers of a dump of every goroutine's stack, in
-// which the runtime names a goroutine's bubble:
-// "goroutine 7 [chan receive (durable), synctest bubble 1]:".
-func bubbleGoroutines(t *testing.T) int {
-	t.Helper()
-	buf := make([]byte, 64<<10)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	bubbleOf := func(header string) string {
-		m := bubbleHeader.FindStringSubmatch(header)
-		if m == nil {
-			return ""
-		}
-		return m[1]
-	}
-	headers := strings.Split(string(buf), "\n\n") // the caller's first
-	own := bubbleOf(headers[0])
-	if own == "" {
-		t.Fatalf("no synctest bubble in the caller's stack header %q", strings.SplitN(headers[0], "\n", 2)[0])
-	}
-	n := 0
-	for _, h := range headers {
-		if bubbleOf(h) == own {
-			n++
-		}
-	}
-	return n
-}
-
-// bubbleHeader matches the header of a goroutine's stack dump and takes
-// its bubble's id.
-var bubbleHeader = regexp.MustCompile(`\Agoroutine \d+ \[[^\n]*, synctest bubble (\d+)\b`)
-
 // TestCloseLeavesNoGoroutine counts the goroutines of the bubble while a
 // delivery is under way and after Close: once Close has returned, none
 // the Manager started is left.
@@ -1127,10 +1083,10 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// The bubble holds the test's goroutine and the testing package's
 		// own (those that called synctest.Test): count them too.
-		base := bubbleGoroutines(t)
+		base := mcptest.BubbleGoroutines(t)
 		wantGoroutines := func(what string, more int) {
 			t.Helper()
-			if n := bubbleGoroutines(t); n != base+more {
+			if n := mcptest.BubbleGoroutines(t); n != base+more {
 				t.Errorf("%s: %d goroutines in the bubble, want %d", what, n, base+more)
 			}
 		}
