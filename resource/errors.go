@@ -51,7 +51,7 @@ func (o outcome) String() string { return outcomeNames[o] }
 type failure struct {
 	outcome outcome
 	message string         // outcomeInvalid: what the client is told; outcomeFailed: the log message
-	cause   error          // outcomeDenied: the Authorizer's reason; outcomeFailed: the error logged
+	cause   error          // outcomeDenied: the Authorizer's reason; outcomeFailed: the error logged; outcomeInvalid: why, logged at Debug
 	wait    time.Duration  // outcomeLimited: until the budget allows another
 	size    int64          // outcomeTooLarge: the result's size
 	limit   int64          // outcomeTooLarge: the cap
@@ -115,6 +115,10 @@ func (r *Registry) end(c *call, err error) error {
 	switch {
 	case o == outcomeFailed && f.reply == nil:
 		r.logFailure(c, f)
+	case o == outcomeInvalid && f.cause != nil:
+		r.opts.Logger.LogAttrs(c.ctx, slog.LevelDebug, "resource request refused: "+f.message,
+			slog.String("method", c.method), slog.String("session_id", sessionID(c.session)),
+			slog.String("identity", c.identity), slog.Any("reason", f.cause))
 	case o == outcomeTooLarge:
 		r.opts.Logger.LogAttrs(c.ctx, slog.LevelError, "resource read is larger than its cap",
 			slog.String("uri", c.target), slog.String("session_id", sessionID(c.session)),

@@ -124,7 +124,9 @@ func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T
 	}
 	page, next, err := cursor.PaginateFiltered(c.ctx, r.cursors, req, sources, keep)
 	if errors.Is(err, cursor.ErrInvalid) {
-		return nil, "", invalid("invalid cursor")
+		f := invalid("invalid cursor")
+		f.cause = err // why, for the log only: the client learns nothing more
+		return nil, "", f
 	}
 	if err == nil && check != nil {
 		err = check(page)

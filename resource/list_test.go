@@ -228,9 +228,11 @@ func TestCursorBinding(t *testing.T) {
 		Now:  func() time.Time { return clock },
 	})
 	require.NoError(t, err)
+	logs := new(syncBuffer)
 	opts := &resource.Options{
 		PageSize: 1,
 		Cursors:  codec,
+		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		CursorScope: func(ctx context.Context, _ mcp.Request) string {
 			s, _ := ctx.Value(scopeKey{}).(string)
 			return s
@@ -261,6 +263,11 @@ func TestCursorBinding(t *testing.T) {
 	clock = clock.Add(2 * time.Minute)
 	_, err = list(reg, "alice", first.NextCursor)
 	assert.Equal(t, "invalid cursor", rpcError(t, err).Message, "expired")
+
+	// The reason is the server's to know: logged at Debug, never sent.
+	assert.Contains(t, logs.String(), `level=DEBUG msg="resource request refused: invalid cursor" method=resources/list`)
+	assert.Contains(t, logs.String(), "expired")
+	assert.Contains(t, logs.String(), "not issued by this server")
 }
 
 func TestProviderNamesAndNotify(t *testing.T) {
