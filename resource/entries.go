@@ -12,19 +12,23 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// entrySettings are what the options of Add and AddTemplate alike set.
+type entrySettings struct {
+	cache   *Cache // nil: Options.Cache
+	maxRead int64  // 0: Options.MaxReadBytes
+}
+
 type staticEntry struct {
-	res     *mcp.Resource
-	read    ReadFunc
-	cache   *Cache
-	maxRead int64 // 0: Options.MaxReadBytes
+	res  *mcp.Resource
+	read ReadFunc
+	entrySettings
 }
 
 type templateEntry struct {
-	tmpl       *mcp.ResourceTemplate
-	compiled   *uritemplate.Template
-	read       TemplateReadFunc
-	cache      *Cache
-	maxRead    int64 // 0: Options.MaxReadBytes
+	tmpl     *mcp.ResourceTemplate
+	compiled *uritemplate.Template
+	read     TemplateReadFunc
+	entrySettings
 	completers map[string]CompleteFunc
 	safePaths  bool
 	// listsInstances is set when the template's instances are a source of
@@ -32,13 +36,15 @@ type templateEntry struct {
 	listsInstances bool
 }
 
-// A ResourceOption configures a static resource as Add adds it: WithCache.
+// A ResourceOption configures a static resource as Add adds it:
+// WithCache, WithMaxReadBytes.
 type ResourceOption interface {
 	applyToResource(*entryConfig) error
 }
 
 // A TemplateOption configures a resource template as AddTemplate adds it:
-// WithCache, WithSafePaths, WithCompleter, WithInstances.
+// WithCache, WithMaxReadBytes, WithSafePaths, WithCompleter,
+// WithInstances.
 type TemplateOption interface {
 	applyToTemplate(*entryConfig) error
 }
@@ -50,8 +56,7 @@ type EntryOption interface {
 }
 
 type entryConfig struct {
-	cache      *Cache
-	maxRead    int64
+	entrySettings
 	completers map[string]CompleteFunc
 	safePaths  bool
 	instances  ListFunc
@@ -156,7 +161,7 @@ func (r *Registry) Add(res *mcp.Resource, read ReadFunc, opts ...ResourceOption)
 	if copied.MIMEType == "" {
 		copied.MIMEType = mimetype.ByExtension(copied.URI)
 	}
-	e := &staticEntry{res: &copied, read: read, cache: cfg.cache, maxRead: cfg.maxRead}
+	e := &staticEntry{res: &copied, read: read, entrySettings: cfg.entrySettings}
 
 	r.static.Set(res.URI, e)
 	r.notify.changed()
@@ -203,7 +208,7 @@ func (r *Registry) AddTemplate(t *mcp.ResourceTemplate, read TemplateReadFunc, o
 	if copied.MIMEType == "" {
 		copied.MIMEType = mimetype.ByExtension(t.URITemplate) // file:///{name}.md
 	}
-	e := &templateEntry{tmpl: &copied, compiled: compiled, read: read, cache: cfg.cache, maxRead: cfg.maxRead,
+	e := &templateEntry{tmpl: &copied, compiled: compiled, read: read, entrySettings: cfg.entrySettings,
 		completers: cfg.completers, safePaths: cfg.safePaths, listsInstances: cfg.instances != nil}
 
 	r.mu.Lock()

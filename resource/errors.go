@@ -60,7 +60,11 @@ type failure struct {
 }
 
 func (f *failure) Error() string {
-	return cmp.Or(f.message, f.outcome.String())
+	msg := cmp.Or(f.message, f.outcome.String())
+	if f.cause != nil {
+		return msg + ": " + f.cause.Error()
+	}
+	return msg
 }
 
 func (f *failure) Unwrap() error { return f.cause }

@@ -110,7 +110,7 @@ func beginList[P mcp.Params](r *Registry, ctx context.Context, method string, re
 // passing over the others within Options.ScanBudget
 // (cursor.PaginateFiltered), and counts them in c.withheld.
 func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T],
-	check func([]T) error, access func(*Registry, Access, T) Access) ([]T, string, error) {
+	check func([]T) error, access func(*Registry, Access, T) (Access, bool)) ([]T, string, error) {
 	if err := r.open(); err != nil {
 		return nil, "", err
 	}
@@ -146,14 +146,14 @@ type listFilter[T any] struct {
 	ctx     context.Context
 	session *mcp.ServerSession
 	caller  Access
-	access  func(*Registry, Access, T) Access
+	access  func(*Registry, Access, T) (Access, bool)
 	refused int
 }
 
 func (f *listFilter[T]) keep(v T) bool {
-	a := f.access(f.r, f.caller, v)
-	if a.URI == "" && a.Template == "" {
-		return true // an entry the page's check refuses: let it
+	a, ok := f.access(f.r, f.caller, v)
+	if !ok {
+		return true // an entry the page's check refuses: keep it for that
 	}
 	if f.r.decide(f.ctx, f.session, a) != nil {
 		f.refused++
@@ -172,22 +172,23 @@ func noNilResource(page []*mcp.Resource) error {
 }
 
 // resourceAccess is the Access to show res in resources/list: as a read of
-// it would be decided.
-func resourceAccess(r *Registry, caller Access, res *mcp.Resource) Access {
+// it would be decided. A nil res is no entry to decide on (false):
+// noNilResource fails the page.
+func resourceAccess(r *Registry, caller Access, res *mcp.Resource) (Access, bool) {
 	if res == nil {
-		return caller // for the Authorizer; noNilResource then fails the page
+		return Access{}, false
 	}
 	caller.URI = res.URI
 	if t, err := r.resolve(res.URI); err == nil && t.tmpl != nil { // a listed URI no entry reads is decided on its own
 		caller.Template, caller.Vars = t.tmpl.tmpl.URITemplate, t.vars
 	}
-	return caller
+	return caller, true
 }
 
 // templateAccess is the Access to show t in resources/templates/list.
-func templateAccess(_ *Registry, caller Access, t *mcp.ResourceTemplate) Access {
+func templateAccess(_ *Registry, caller Access, t *mcp.ResourceTemplate) (Access, bool) {
 	caller.Template = t.URITemplate
-	return caller
+	return caller, true
 }
 
 // pageRequest is the cursor.Request for the page of c's list method from

@@ -91,19 +91,12 @@ func (t target) mimeType() string {
 	return t.tmpl.tmpl.MIMEType
 }
 
-// maxRead is the read cap of t, 0 for the registry's.
-func (t target) maxRead() int64 {
+// settings are what the options t was added with set.
+func (t target) settings() *entrySettings {
 	if t.static != nil {
-		return t.static.maxRead
+		return &t.static.entrySettings
 	}
-	return t.tmpl.maxRead
-}
-
-func (t target) cache() *Cache {
-	if t.static != nil {
-		return t.static.cache
-	}
-	return t.tmpl.cache
+	return &t.tmpl.entrySettings
 }
 
 // access is the Access to t, the target of the call's URI, for op.

@@ -11,13 +11,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ReadResource answers resources/read. It spends one of the session's
+// ReadResource answers resources/read. It spends one of the caller's
 // read tokens, if Options.RateLimits limits reads (CodeRateLimited if
 // there is none left); checks the URI (-32602 saying why if it is not an
 // absolute RFC 3986 URI, is longer than Options.MaxURILength, or carries
 // userinfo); resolves it (a static resource, else the most specific
 // matching template); asks Options.Authorize, if set; calls the read
-// function; fills in each content's URI and MIME type where the read
+// function; refuses a result over the read cap (Options.MaxReadBytes, or
+// the entry's WithMaxReadBytes) with -32603 naming the cap, and a content
+// labelled with another URI than the one read (a fragment aside) unless
+// the caller could read that URI itself, with -32603 "Internal error",
+// logged; fills in each content's URI and MIME type where the read
 // function left them empty (the declared type, else mimetype.Detect);
 // checks each content against its MIME type under Options.MIME (see
 // MIMEPolicy); and sets the caching hint. Each read is written to the
@@ -96,7 +100,7 @@ func (r *Registry) finishRead(c *call, res *mcp.ReadResourceResult, t target) (*
 		if content == nil {
 			return nil, failed("resource read returned a nil content entry", nil)
 		}
-		if content.URI != "" && !sameResource(content.URI, c.target) {
+		if content.URI != "" && content.URI != c.target && !sameResource(content.URI, c.target) {
 			if err := r.checkOtherURI(c, content.URI); err != nil {
 				return nil, err
 			}
@@ -109,7 +113,7 @@ func (r *Registry) finishRead(c *call, res *mcp.ReadResourceResult, t target) (*
 	}
 	if out.TTLMs == 0 && out.CacheScope == "" {
 		cache := r.opts.Cache
-		if ec := t.cache(); ec != nil {
+		if ec := t.settings().cache; ec != nil {
 			cache = *ec
 		}
 		cache.apply(&out.Cacheable)
@@ -122,7 +126,7 @@ func (r *Registry) finishRead(c *call, res *mcp.ReadResourceResult, t target) (*
 
 // checkSize refuses a result larger than t's read cap.
 func (r *Registry) checkSize(res *mcp.ReadResourceResult, t target) error {
-	limit := cmp.Or(t.maxRead(), r.opts.MaxReadBytes)
+	limit := cmp.Or(t.settings().maxRead, r.opts.MaxReadBytes)
 	var size int64
 	for _, content := range res.Contents {
 		if content != nil {

@@ -44,7 +44,9 @@ type SubscriptionOptions struct {
 // go-sdk enables subscriptions: Registry.NewServer sets it, and a server
 // made elsewhere sets it itself (see Mount). go-sdk then advertises the
 // subscribe capability and runs the protocol; the registry decides,
-// records and notifies (see Changed). A session's subscriptions are
+// records and notifies (see Changed). With an Authorizer, it is asked
+// again before each notification, and a subscriber it now denies hears
+// no more of that URI (see Authorizer). A session's subscriptions are
 // forgotten when it ends (or, on 2026-07-28, when its listen stream does).
 func (r *Registry) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	if req == nil || req.Params == nil {
@@ -71,14 +73,15 @@ func (r *Registry) subscribe(c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := r.authorize(c, t.access(c, OpSubscribe, c.target)); err != nil {
+	a := t.access(c, OpSubscribe, c.target)
+	if err := r.authorize(c, a); err != nil {
 		return err
 	}
 	if c.session == nil {
 		return nil // a direct call: nothing to notify
 	}
 	if r.opts.Authorize != nil {
-		r.grants.set(c.session, c.target, t.access(c, OpSubscribe, c.target))
+		r.grants.set(c.session, c.target, a)
 	}
 	if err := r.subs.Subscribe(c.session, c.target); err != nil {
 		r.grants.forget(c.session, c.target)
@@ -121,9 +124,10 @@ func (r *Registry) stillAllowed(ctx context.Context, s *mcp.ServerSession, u str
 	if reason == nil {
 		return true
 	}
-	c := r.begin(ctx, OpSubscribe, notificationResourceUpdated, u, nil, s)
-	c.identity = a.Identity
-	r.end(&c, denied(reason))
+	if start := r.auditStart(ctx); !start.IsZero() {
+		c := call{ctx: ctx, op: OpSubscribe, method: notificationResourceUpdated, target: u, session: s, identity: a.Identity, start: start}
+		r.audit(&c, outcomeDenied, denied(reason))
+	}
 	return false
 }
 
