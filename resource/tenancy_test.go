@@ -428,3 +428,44 @@ func TestTenantCursorsRevealNothing(t *testing.T) {
 	}
 	assert.Equal(t, []string{"notes://a/a-visible", "notes://a/z-visible"}, seen)
 }
+
+// The read cap and the other-URI rule hold over streamable HTTP too,
+// stateful for older clients and stateless for 2026-07-28 ones, behind
+// bearer tokens.
+func TestReadLimitsOverHTTP(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t, &resource.Options{Authorize: teamPolicy, MaxReadBytes: 100, Logger: quietLogger()})
+	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "notes://{team}/{id}", Name: "note", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest, v resource.Vars) (*mcp.ReadResourceResult, error) {
+			switch v.Get("id") {
+			case "big":
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: strings.Repeat("x", 101)}}}, nil
+			case "leaky":
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "notes://b/1", Text: "bob's"}}}, nil
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: "note"}}}, nil
+		}))
+	server, err := reg.NewServer(&mcp.Implementation{Name: "limits"}, &mcp.ServerOptions{Logger: quietLogger()})
+	require.NoError(t, err)
+	for _, version := range versions {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+				&mcp.StreamableHTTPOptions{Stateless: version >= "2026-07-28"})
+			hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(handler))
+			t.Cleanup(hs.Close)
+			cs := mcptest.ConnectHTTP(t, hs.URL, "alice-token", version, nil)
+			read := func(u string) error {
+				_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: u})
+				return err
+			}
+			require.NoError(t, read("notes://a/1"))
+			jerr := rpcError(t, read("notes://a/big"))
+			assert.EqualValues(t, jsonrpc.CodeInternalError, jerr.Code)
+			assert.Equal(t, "Resource too large: over the read cap of 100 bytes", jerr.Message)
+			jerr = rpcError(t, read("notes://a/leaky"))
+			assert.EqualValues(t, jsonrpc.CodeInternalError, jerr.Code)
+			assert.Equal(t, "Internal error", jerr.Message, "bob's note does not go out")
+		})
+	}
+}
