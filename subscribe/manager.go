@@ -275,20 +275,21 @@ func (m *Manager[S]) unlockAndCallHooks() {
 	m.mu.Unlock()
 }
 
-// Changed reports that the resource at uri changed. It returns at once:
-// if someone watches uri, it is delivered when the window ends, together
-// with every other change to it until then. It does nothing for a URI no
-// one watches (an empty one included), without Options.Deliver, or once
-// the Manager is closed.
-func (m *Manager[S]) Changed(uri string) {
+// Changed reports that the resource at uri changed, and whether anyone
+// watches it. It returns at once: if someone watches uri, it is delivered
+// when the window ends, together with every other change to it until
+// then. It does nothing for a URI no one watches (an empty one included),
+// without Options.Deliver, or once the Manager is closed.
+func (m *Manager[S]) Changed(uri string) (watched bool) {
 	if m.opts.Deliver == nil {
-		return
+		return m.Watched(uri)
 	}
 	m.mu.Lock()
-	if _, watched := m.byURI[uri]; watched {
+	if _, watched = m.byURI[uri]; watched {
 		m.queue(uri)
 	}
 	m.mu.Unlock()
+	return watched
 }
 
 // ChangedWhere reports that every watched resource whose URI match

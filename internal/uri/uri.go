@@ -156,3 +156,77 @@ func isURIChar(c byte) bool {
 	}
 	return false
 }
+
+// CheckPrefix reports whether some URI that Check accepts starts with p:
+// whether p could begin a URI a client sends, such as "log://prod/". The
+// empty prefix begins every URI. It returns nil if so, and otherwise an
+// error wrapping one of the Err values above (never ErrEmpty, ErrNoScheme
+// for a prefix that may yet reach its ':', or ErrBadEscape for an escape
+// cut short at its end).
+func CheckPrefix(p string, maxLen int) error {
+	if maxLen <= 0 {
+		maxLen = DefaultMaxLength
+	}
+	if p == "" {
+		return nil
+	}
+	if len(p) > maxLen {
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLong, len(p), maxLen)
+	}
+	if schemeEnd(p) < 0 && strings.IndexAny(p, "/?#") < 0 {
+		// The scheme is not finished: p must be a scheme's start.
+		if !isAlpha(p[0]) {
+			return fmt.Errorf("%w: it must start with a letter", ErrBadScheme)
+		}
+		for i := 1; i < len(p); i++ {
+			if c := p[i]; !isAlpha(c) && !isDigit(c) && c != '+' && c != '-' && c != '.' {
+				return fmt.Errorf("%w: %q is not allowed in a scheme", ErrBadScheme, c)
+			}
+		}
+		return nil
+	}
+	// Finish an escape p cuts short, then check p as a URI: whatever
+	// follows can only add to it.
+	switch {
+	case strings.HasSuffix(p, "%"):
+		p += "00"
+	case len(p) >= 2 && p[len(p)-2] == '%' && isHex(p[len(p)-1]):
+		p += "0"
+	}
+	return Check(p, len(p))
+}
+
+// Encode returns s with every byte that may not appear in a URI as it is
+// percent-encoded: spaces, non-ASCII bytes, controls, and a '%' that does
+// not begin a well-formed escape. Escapes and characters a URI may hold
+// are left as they are, so that Encode(s) == s for every s Check accepts
+// but for a second '#', brackets outside the host, userinfo and an
+// over-long s, which Encode does not repair.
+func Encode(s string) string {
+	keep := func(i int) bool {
+		c := s[i]
+		return isURIChar(c) || c == '#' || c == '[' || c == ']' ||
+			c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2])
+	}
+	first := 0
+	for first < len(s) && keep(first) {
+		first++
+	}
+	if first == len(s) {
+		return s
+	}
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:first])
+	for i := first; i < len(s); i++ {
+		if keep(i) {
+			b.WriteByte(s[i])
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[s[i]>>4])
+		b.WriteByte(hex[s[i]&15])
+	}
+	return b.String()
+}

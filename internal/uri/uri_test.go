@@ -111,3 +111,55 @@ func TestCheckIPLiteral(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckPrefix(t *testing.T) {
+	good := []string{"", "l", "log", "log:", "log://", "log://prod/", "log://prod/a%", "log://prod/a%2", "log://prod/a%2F",
+		"file:///", "db://users/4", "x:?q=", "x://h:8"}
+	for _, p := range good {
+		if err := CheckPrefix(p, 0); err != nil {
+			t.Errorf("CheckPrefix(%q) = %v, want nil", p, err)
+		}
+	}
+	bad := map[string]error{
+		"1x":              ErrBadScheme,
+		"l g":             ErrBadScheme,
+		"/x":              ErrNoScheme,
+		"log://prod/ a":   ErrBadChar,
+		"log://prod/a%zz": ErrBadEscape,
+		"log://prod/%g":   ErrBadEscape,
+		"pg://user:pw@":   ErrUserinfo,
+		"x://a#b#":        ErrFragment,
+	}
+	for p, want := range bad {
+		if err := CheckPrefix(p, 0); !errors.Is(err, want) {
+			t.Errorf("CheckPrefix(%q) = %v, want %v", p, err, want)
+		}
+	}
+	if err := CheckPrefix("x://"+strings.Repeat("a", 20), 10); !errors.Is(err, ErrTooLong) {
+		t.Errorf("CheckPrefix of a long prefix = %v, want ErrTooLong", err)
+	}
+	// Every prefix of a good URI is a good prefix.
+	for _, u := range []string{"file:///notes/caf%C3%A9.md?v=3#top", "db://users/42", "x:y"} {
+		for i := range len(u) + 1 {
+			if err := CheckPrefix(u[:i], 0); err != nil {
+				t.Errorf("CheckPrefix(%q), a prefix of %q, = %v", u[:i], u, err)
+			}
+		}
+	}
+}
+
+func TestEncode(t *testing.T) {
+	for in, want := range map[string]string{
+		"notes://gamma%20ray": "notes://gamma%20ray",
+		"notes://gamma ray":   "notes://gamma%20ray",
+		"file:///café.md":     "file:///caf%C3%A9.md",
+		"x://a%zz":            "x://a%25zz",
+		"x://100%":            "x://100%25",
+		"x://a\x00b":          "x://a%00b",
+		"":                    "",
+	} {
+		if got := Encode(in); got != want {
+			t.Errorf("Encode(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
