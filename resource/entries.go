@@ -31,6 +31,7 @@ type templateEntry struct {
 	entrySettings
 	completers map[string]CompleteFunc
 	safePaths  bool
+	exists     ExistsFunc // nil: every match exists, as far as subscribe knows
 	// listsInstances is set when the template's instances are a source of
 	// resources/list, named by its URI template.
 	listsInstances bool
@@ -44,7 +45,7 @@ type ResourceOption interface {
 
 // A TemplateOption configures a resource template as AddTemplate adds it:
 // WithCache, WithMaxReadBytes, WithSafePaths, WithCompleter,
-// WithInstances.
+// WithInstances, WithExists.
 type TemplateOption interface {
 	applyToTemplate(*entryConfig) error
 }
@@ -59,6 +60,7 @@ type entryConfig struct {
 	entrySettings
 	completers map[string]CompleteFunc
 	safePaths  bool
+	exists     ExistsFunc
 	instances  ListFunc
 }
 
@@ -209,7 +211,7 @@ func (r *Registry) AddTemplate(t *mcp.ResourceTemplate, read TemplateReadFunc, o
 		copied.MIMEType = mimetype.ByExtension(t.URITemplate) // file:///{name}.md
 	}
 	e := &templateEntry{tmpl: &copied, compiled: compiled, read: read, entrySettings: cfg.entrySettings,
-		completers: cfg.completers, safePaths: cfg.safePaths, listsInstances: cfg.instances != nil}
+		completers: cfg.completers, safePaths: cfg.safePaths, exists: cfg.exists, listsInstances: cfg.instances != nil}
 
 	r.mu.Lock()
 	if r.closed.Load() {

@@ -53,6 +53,15 @@ import (
 //     with the session and *mcp.ResourceUpdatedNotificationParams in it;
 //     a middleware that returns without calling on drops it for that
 //     session.
+// 11. httpEras: over streamable HTTP, a stateful handler refuses requests
+//     whose Mcp-Protocol-Version header names 2026-07-28 or later, and
+//     older clients send no such header before initialize nor after (they
+//     send the version they negotiated); a stateless handler serves both.
+//     Every request over streamable HTTP carries RequestExtra.Header, and a
+//     session no later request can address (a stateless handler's, or a
+//     stateful one's whose GetSessionID returned "") has the ID "": for
+//     a session before 2026-07-28 nothing sent after a response reaches
+//     the client.
 
 // marker is the one go-sdk resource behind a mounted registry (behaviour 1).
 var marker = &mcp.Resource{URI: "mcpres:registry", Name: "mcpres registry"}
@@ -60,6 +69,39 @@ var marker = &mcp.Resource{URI: "mcpres:registry", Name: "mcpres registry"}
 // protocolSEP2164 is the first protocol version whose specification answers
 // an unknown resource with -32602 (SEP-2164); behaviour 9.
 const protocolSEP2164 = "2026-07-28"
+
+// headerProtocolVersion is the HTTP header in which streamable HTTP
+// clients name their protocol version (behaviour 11).
+const headerProtocolVersion = "Mcp-Protocol-Version"
+
+// sessionless reports whether a client on protocol version needs no
+// session: 2026-07-28 and later (behaviours 9, 11).
+func sessionless(version string) bool { return version >= protocolSEP2164 }
+
+// unreachable reports whether the session of req, a request on protocol
+// version, cannot be sent anything after its responses: a session before
+// 2026-07-28 served over HTTP without a session ID (behaviour 11).
+func unreachable(req mcp.Request, version string) bool {
+	if req == nil || sessionless(version) {
+		return false // a direct call, or a client notified on its subscriptions/listen stream
+	}
+	extra := req.GetExtra()
+	if extra == nil || extra.Header == nil {
+		return false // stdio, in memory: the connection stays
+	}
+	s, ok := req.GetSession().(*mcp.ServerSession)
+	return ok && s != nil && s.ID() == ""
+}
+
+// withholdNotifications takes subscribe and listChanged out of the
+// capabilities of an initialize result for a session that can receive
+// no notification (behaviours 5, 11).
+func withholdNotifications(res mcp.Result) {
+	if init, ok := res.(*mcp.InitializeResult); ok && init.Capabilities != nil && init.Capabilities.Resources != nil {
+		init.Capabilities.Resources.Subscribe = false
+		init.Capabilities.Resources.ListChanged = false
+	}
+}
 
 // notFoundIsInvalidParams reports whether a client on protocol version
 // expects -32602 for an unknown resource (behaviour 9).
@@ -127,6 +169,9 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err := next(ctx, method, req)
 		if err == nil {
 			advertiseCompletions(res)
+			if init, ok := res.(*mcp.InitializeResult); ok && unreachable(req, init.ProtocolVersion) {
+				withholdNotifications(res)
+			}
 		}
 		return res, err
 	}

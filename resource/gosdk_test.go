@@ -370,3 +370,56 @@ func TestSDKUpdatesThroughMiddleware(t *testing.T) {
 		})
 	}
 }
+
+// 11: a stateful streamable HTTP handler refuses 2026-07-28 clients (which
+// then fall back to 2025-11-25) and a stateless one serves them; every
+// request over HTTP carries its headers in Extra, and a session is
+// addressable (has an ID) exactly when it is a stateful handler's.
+func TestSDKHTTPEras(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		header bool
+		id     string
+	}
+	var mu sync.Mutex
+	var got []seen
+	s := sdkServer(nil)
+	s.AddResource(&mcp.Resource{URI: "x:marker", Name: "m"}, textResult("m"))
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "resources/read" {
+				mu.Lock()
+				got = append(got, seen{header: req.GetExtra() != nil && req.GetExtra().Header != nil, id: req.GetSession().ID()})
+				mu.Unlock()
+			}
+			return next(ctx, method, req)
+		}
+	})
+	for _, stateless := range []bool{false, true} {
+		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+			&mcp.StreamableHTTPOptions{Stateless: stateless}))
+		t.Cleanup(hs.Close)
+		for _, version := range allVersions {
+			cs := mcptest.ConnectHTTP(t, hs.URL, "", version, nil)
+			want := version
+			if !stateless && version >= "2026-07-28" {
+				want = "2025-11-25"
+			}
+			assert.Equal(t, want, cs.InitializeResult().ProtocolVersion,
+				changed(11, "httpEras")+": stateless %v, version %s", stateless, version)
+			_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "x:marker"})
+			require.NoError(t, err)
+			mu.Lock()
+			last := got[len(got)-1]
+			mu.Unlock()
+			assert.True(t, last.header, changed(11, "httpEras")+": no Extra.Header over HTTP")
+			assert.Equal(t, stateless, last.id == "", changed(11, "httpEras")+": session ID %q, stateless %v", last.id, stateless)
+		}
+	}
+	cs := mcptest.Connect(t, s, "2025-11-25", nil)
+	_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "x:marker"})
+	require.NoError(t, err)
+	mu.Lock()
+	assert.False(t, got[len(got)-1].header, changed(11, "httpEras")+": Extra.Header in memory")
+	mu.Unlock()
+}

@@ -3,7 +3,6 @@ package resource
 import (
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 
 	"github.com/mcpres/mcpres/cursor"
@@ -49,6 +48,12 @@ func (e *templateEntry) describe() *mcp.ResourceTemplate { return e.tmpl }
 // short (possibly empty) with a cursor after the last entry scanned: the
 // walk still shows each allowed entry once, but in more pages.
 //
+// A provider's or instance list's resource whose URI a client could not
+// send back (not an absolute RFC 3986 URI, such as "notes://gamma ray")
+// is left out, as if it were not listed, and logged once at Error with
+// the name of the list that produced it: the registry lists only URIs it
+// accepts in a read.
+//
 // A nil request or params, or a "" cursor, means the first page. A cursor
 // this registry did not issue for resources/list and this scope, or one
 // that has expired, is answered with -32602 "invalid cursor". A failing
@@ -60,7 +65,11 @@ func (r *Registry) ListResources(ctx context.Context, req *mcp.ListResourcesRequ
 	r.mu.RLock()
 	sources := r.sources
 	r.mu.RUnlock()
-	page, next, err := listPage(r, &c, pos, sources, noNilResource, resourceAccess)
+	var valid func(*mcp.Resource) bool
+	if len(sources) > 1 { // providers' resources, which checkedList may leave out
+		valid = listable
+	}
+	page, next, err := listPage(r, &c, pos, sources, valid, resourceAccess)
 	if err = r.end(&c, err); err != nil {
 		return nil, err
 	}
@@ -104,32 +113,33 @@ func beginList[P mcp.Params](r *Registry, ctx context.Context, method string, re
 
 // listPage runs the steps of a list method: one page of sources from
 // cursor pos, and the next page's cursor. The cursor is bound to the
-// call's caller; check, if not nil, vets the page. With an Authorizer,
-// the page holds only entries it allows (each decided as the Access that
-// access makes of it and caller, the caller's Access to the list),
-// passing over the others within Options.ScanBudget
-// (cursor.PaginateFiltered), and counts them in c.withheld.
+// call's caller. valid, if not nil, says which entries may be listed at
+// all; the others are passed over. With an Authorizer, the page holds
+// only entries it allows too (each decided as the Access that access
+// makes of it and caller, the caller's Access to the list), and counts
+// the others in c.withheld. Entries are passed over within
+// Options.ScanBudget (cursor.PaginateFiltered).
 func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T],
-	check func([]T) error, access func(*Registry, Access, T) (Access, bool)) ([]T, string, error) {
+	valid func(T) bool, access func(*Registry, Access, T) Access) ([]T, string, error) {
 	if err := r.open(); err != nil {
 		return nil, "", err
 	}
 	req := r.pageRequest(c, pos)
 	var f *listFilter[T]
-	var keep func(T) bool
+	keep := valid
 	if r.opts.Authorize != nil {
-		f = &listFilter[T]{r: r, ctx: c.ctx, session: c.session, access: access,
+		f = &listFilter[T]{r: r, ctx: c.ctx, session: c.session, access: access, valid: valid,
 			caller: Access{Op: OpList, Identity: c.identity, Request: c.req}}
-		keep, req.Scan = f.keep, r.opts.ScanBudget
+		keep = f.keep
+	}
+	if keep != nil {
+		req.Scan = r.opts.ScanBudget
 	}
 	page, next, err := cursor.PaginateFiltered(c.ctx, r.cursors, req, sources, keep)
 	if errors.Is(err, cursor.ErrInvalid) {
 		f := invalid("invalid cursor")
 		f.cause = err // why, for the log only: the client learns nothing more
 		return nil, "", f
-	}
-	if err == nil && check != nil {
-		err = check(page)
 	}
 	if err != nil {
 		return nil, "", failed("resource list failed", err)
@@ -146,49 +156,36 @@ type listFilter[T any] struct {
 	ctx     context.Context
 	session *mcp.ServerSession
 	caller  Access
-	access  func(*Registry, Access, T) (Access, bool)
+	access  func(*Registry, Access, T) Access
+	valid   func(T) bool // nil: every entry may be listed
 	refused int
 }
 
 func (f *listFilter[T]) keep(v T) bool {
-	a, ok := f.access(f.r, f.caller, v)
-	if !ok {
-		return true // an entry the page's check refuses: keep it for that
+	if f.valid != nil && !f.valid(v) {
+		return false // not the Authorizer's to decide: not counted as withheld
 	}
-	if f.r.decide(f.ctx, f.session, a) != nil {
+	if f.r.decide(f.ctx, f.session, f.access(f.r, f.caller, v)) != nil {
 		f.refused++
 		return false
 	}
 	return true
 }
 
-// noNilResource vets a page of resources/list: a provider must not list a
-// nil resource.
-func noNilResource(page []*mcp.Resource) error {
-	if slices.Contains(page, nil) {
-		return errors.New("a provider listed a nil resource")
-	}
-	return nil
-}
-
 // resourceAccess is the Access to show res in resources/list: as a read of
-// it would be decided. A nil res is no entry to decide on (false):
-// noNilResource fails the page.
-func resourceAccess(r *Registry, caller Access, res *mcp.Resource) (Access, bool) {
-	if res == nil {
-		return Access{}, false
-	}
+// it would be decided.
+func resourceAccess(r *Registry, caller Access, res *mcp.Resource) Access {
 	caller.URI = res.URI
 	if t, err := r.resolve(res.URI); err == nil && t.tmpl != nil { // a listed URI no entry reads is decided on its own
 		caller.Template, caller.Vars = t.tmpl.tmpl.URITemplate, t.vars
 	}
-	return caller, true
+	return caller
 }
 
 // templateAccess is the Access to show t in resources/templates/list.
-func templateAccess(_ *Registry, caller Access, t *mcp.ResourceTemplate) (Access, bool) {
+func templateAccess(_ *Registry, caller Access, t *mcp.ResourceTemplate) Access {
 	caller.Template = t.URITemplate
-	return caller, true
+	return caller
 }
 
 // pageRequest is the cursor.Request for the page of c's list method from

@@ -20,9 +20,15 @@ import (
 //
 //	SELECT id, … FROM t WHERE id > $after ORDER BY id LIMIT $limit
 //
-// (with ids zero-padded, or a text key, so that the database's order is
-// the bytewise one). A key is often the resource's URI or the row's id;
-// it is never shown to clients.
+// with keys the database orders bytewise: a text key, or an integer or
+// time key made with cursor.IntKey or cursor.TimeKey (cursor.ParseIntKey
+// turns after back into the integer, "" into the smallest). A key is
+// often the resource's URI or the row's id; it is never shown to clients.
+//
+// Build each resource's URI with Registry.Expand, which percent-encodes
+// it as clients send it. A listed resource whose URI a client could not
+// send back ("notes://gamma ray") is left out of the list, and logged
+// once at Error naming the list; a nil resource fails the page.
 type ListFunc = func(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error)
 
 // WithInstances makes a template's instances part of resources/list:
@@ -107,7 +113,7 @@ func (r *Registry) setSource(name string, list ListFunc) {
 	sources := make([]cursor.Source[*mcp.Resource], 0, 1+len(r.providers))
 	sources = append(sources, r.sources[0]) // the static resources, named ""
 	for name, list := range r.providers {
-		sources = append(sources, cursor.Source[*mcp.Resource]{Name: name, Provider: cursor.ProviderFunc[*mcp.Resource](list)})
+		sources = append(sources, cursor.Source[*mcp.Resource]{Name: name, Provider: checkedList{r: r, name: name, list: list}})
 	}
 	slices.SortFunc(sources[1:], func(a, b cursor.Source[*mcp.Resource]) int { return strings.Compare(a.Name, b.Name) })
 	r.sources = sources

@@ -17,7 +17,12 @@
 // function, finish the result (fill in defaults, check the MIME type, set
 // caching hints) and write the audit record.
 //
-// Lists are keyset pages with signed cursors (package cursor); every read
+// [NewHTTPHandler] serves such a server over streamable HTTP to clients
+// of every protocol version on one URL, each receiving its
+// notifications. Every URI the registry lists is one it accepts in a
+// read: build instance URIs with [Registry.Expand].
+//
+// Lists are keyset pages with encrypted cursors (package cursor); every read
 // is checked against its MIME type (package mimetype, see [MIMEPolicy]);
 // subscriptions are recorded, coalesced and cleaned up by package
 // subscribe (see [Registry.Subscribe] and [Registry.Changed]).
@@ -47,6 +52,13 @@ import (
 // that does not exist (a template match with no backing row or file, say).
 // The registry answers it exactly like an unknown URI.
 var ErrNotFound = errors.New("resource not found")
+
+// ErrInvalidURI is wrapped by the errors of the registry's methods that
+// take a URI from the server's own code (Changed, ChangedPrefix, Expand)
+// when it is not one a client could send: not an absolute RFC 3986 URI,
+// a character that must be percent-encoded, a malformed escape. The error
+// says what is wrong and, where it can, the URI a client would send.
+var ErrInvalidURI = errors.New("invalid resource URI")
 
 // ErrClosed is returned, or wrapped, by the methods of a Registry that
 // change it, once it is closed. Requests to a closed registry are answered
@@ -96,6 +108,7 @@ type Registry struct {
 	subs              *subscribe.Manager[*mcp.ServerSession]
 	grants            grants
 	sessions          sessionWatch
+	listed            listedURIs // bad URIs providers listed, reported
 
 	// ctx is the registry's own, for what it sends on its own behalf;
 	// Close cancels it.

@@ -2,8 +2,11 @@ package resource
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/mcpres/mcpres/internal/uri"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,10 +35,19 @@ type SubscriptionOptions struct {
 // Subscribe answers resources/subscribe, and the resource subscriptions of
 // a 2026-07-28 subscriptions/listen: it returns nil, and records the
 // subscription, if the URI is well formed, names a resource this registry
-// can read (a static resource or a template match) that Options.Authorize,
+// can read (a static resource, or a template match whose WithExists
+// check, if it has one, says the instance exists) that Options.Authorize,
 // if set, lets the caller subscribe to, and the session holds fewer than
 // SubscriptionOptions.MaxPerSession subscriptions; otherwise a -32602
 // error saying why, the same for a denied resource as for an unknown one.
+// A template without WithExists accepts every URI it matches.
+//
+// A session that can be sent nothing after its responses (a client
+// before 2026-07-28 served over streamable HTTP without a session, as by
+// go-sdk's stateless handler) is refused with -32602 saying so, rather
+// than subscribed and never told; such a session is not offered the
+// subscribe capability either. NewHTTPHandler serves every client with a
+// way to be notified.
 // A subscription beyond Options.RateLimits.Subscribe is refused with
 // CodeRateLimited. Subscribing twice to one URI is not an error. Each
 // subscription is written to the audit log (see AuditOptions).
@@ -63,6 +75,11 @@ func (r *Registry) subscribe(c *call) error {
 	if err := r.open(); err != nil {
 		return err
 	}
+	if unreachable(c.req, protocolVersion(c.req)) {
+		return invalid("cannot subscribe: this connection cannot receive notifications " +
+			"(streamable HTTP without a session, protocol before 2026-07-28); " +
+			"connect with a session (stateful HTTP) or use protocol 2026-07-28")
+	}
 	if err := r.spend(c, r.subscribes); err != nil {
 		return err
 	}
@@ -75,6 +92,9 @@ func (r *Registry) subscribe(c *call) error {
 	}
 	a := t.access(c, OpSubscribe, c.target)
 	if err := r.authorize(c, a); err != nil {
+		return err
+	}
+	if err := r.exists(c, t); err != nil {
 		return err
 	}
 	if c.session == nil {
@@ -176,24 +196,58 @@ func (g *grants) drop(s *mcp.ServerSession) {
 // subscribers get notifications/resources/updated after
 // SubscriptionOptions.Window, once however many times Changed is called
 // for uri meanwhile, and only sessions subscribed to uri are notified.
-func (r *Registry) Changed(uri string) { r.subs.Changed(uri) }
+//
+// uri must be the URI exactly as clients subscribe to it: as the registry
+// lists it and a read names it, percent-encoded where RFC 3986 asks
+// (build template instances with Registry.Expand). Changed returns nil if
+// uri is watched, or could be: it is a URI the registry would let a
+// client subscribe to. It returns an error wrapping ErrInvalidURI for a
+// string no client could send (such as "notes://gamma ray", whose client
+// form is "notes://gamma%20ray"), and one wrapping ErrNotFound for a URI
+// that names no static resource and matches no template. Either way
+// nothing is notified, and the error says what a client would have sent.
+// Only a URI no one watches is checked, so reporting a watched URI costs
+// no more than the lookup.
+func (r *Registry) Changed(u string) error {
+	if r.subs.Changed(u) {
+		return nil
+	}
+	if err := uri.Check(u, r.opts.MaxURILength); err != nil {
+		return fmt.Errorf("resource: Changed(%q): no client could subscribe to it: %w", u, invalidURI(u, err))
+	}
+	if _, err := r.resolve(u); err != nil {
+		return fmt.Errorf("resource: Changed(%q): no static resource or template matches it: %w", u, ErrNotFound)
+	}
+	return nil
+}
 
 // ChangedPrefix reports that every subscribed resource whose URI starts
-// with prefix changed, such as everything under log://prod/.
-func (r *Registry) ChangedPrefix(prefix string) { r.subs.ChangedPrefix(prefix) }
+// with prefix changed, such as everything under log://prod/; the empty
+// prefix means every subscribed resource. It returns an error wrapping
+// ErrInvalidURI, and notifies nothing, if no URI a client could send
+// starts with prefix (it holds a space, say, or a malformed escape).
+func (r *Registry) ChangedPrefix(prefix string) error {
+	if err := uri.CheckPrefix(prefix, r.opts.MaxURILength); err != nil {
+		return fmt.Errorf("resource: ChangedPrefix(%q): no client URI starts with it: %w", prefix, invalidURI(prefix, err))
+	}
+	r.subs.ChangedPrefix(prefix)
+	return nil
+}
 
 // ChangedTemplate reports that every subscribed resource matched by the
 // registered template uriTemplate changed, such as every row of
-// db://users/{id}. An unknown template changes nothing.
-func (r *Registry) ChangedTemplate(uriTemplate string) {
+// db://users/{id}. It returns an error wrapping ErrNotFound, and notifies
+// nothing, if no template uriTemplate is registered.
+func (r *Registry) ChangedTemplate(uriTemplate string) error {
 	e, ok := r.templates.Get(uriTemplate)
 	if !ok {
-		return
+		return fmt.Errorf("resource: ChangedTemplate(%q): no such template: %w", uriTemplate, ErrNotFound)
 	}
 	r.subs.ChangedWhere(func(u string) bool {
 		_, ok := e.compiled.Match(u)
 		return ok
 	})
+	return nil
 }
 
 // SubscriptionStats counts the subscriptions the registry holds, the

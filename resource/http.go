@@ -1,0 +1,68 @@
+package resource
+
+import (
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// NewHTTPHandler returns an http.Handler that serves server over
+// streamable HTTP to clients of every protocol version go-sdk speaks, on
+// one URL, with notifications delivered to all of them:
+//
+//   - a request that names protocol 2026-07-28 or later in its
+//     Mcp-Protocol-Version header goes to a stateless go-sdk handler: such
+//     clients need no session, and receive resources/updated and
+//     list_changed on their subscriptions/listen streams;
+//   - every other request (initialize, and the requests of 2025-06-18 and
+//     2025-11-25 sessions, which carry an Mcp-Session-Id) goes to a
+//     stateful go-sdk handler, whose sessions receive notifications on
+//     their GET streams.
+//
+// Both handlers serve the same server, so one registry's changes reach
+// every subscriber whatever its protocol. Behind a load balancer, the
+// stateful sessions of older clients need affinity (sticky sessions);
+// 2026-07-28 requests can go to any replica.
+//
+// opts (nil for the defaults) configures both go-sdk handlers, as in
+// mcp.NewStreamableHTTPHandler, except Stateless, which is ignored: the
+// handler chooses per request. Set SessionTimeout, so that the sessions
+// (and subscriptions) of clients that went away without a word are
+// reclaimed; zero keeps them until the client ends them.
+//
+// A server served statelessly to clients before 2026-07-28 (go-sdk's own
+// handler with Stateless set, say) has no way to reach them after a
+// response: a registry's server then neither advertises subscribe nor
+// listChanged to them, and refuses resources/subscribe with -32602 saying
+// so, rather than accept a subscription it can never notify.
+//
+// NewHTTPHandler panics if server is nil.
+func NewHTTPHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.Handler {
+	if server == nil {
+		panic("resource.NewHTTPHandler: nil server")
+	}
+	var o mcp.StreamableHTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	get := func(*http.Request) *mcp.Server { return server }
+	o.Stateless = false
+	stateful := mcp.NewStreamableHTTPHandler(get, &o)
+	o.Stateless = true
+	stateless := mcp.NewStreamableHTTPHandler(get, &o)
+	return &eraHandler{stateful: stateful, stateless: stateless}
+}
+
+// An eraHandler sends each request to the go-sdk handler of its protocol
+// era (behaviour 11 of gosdk.go).
+type eraHandler struct {
+	stateful, stateless http.Handler
+}
+
+func (h *eraHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if sessionless(req.Header.Get(headerProtocolVersion)) {
+		h.stateless.ServeHTTP(w, req)
+		return
+	}
+	h.stateful.ServeHTTP(w, req)
+}
