@@ -11,6 +11,13 @@
 // registers cleanups that stop whatever it started. The server's stderr is
 // logged when the test fails.
 //
+// Building the binary can take a while, up to a minute or so when the go
+// command has nothing cached yet. If the build has not finished after two
+// seconds, Build and RunWithBinary say on stderr what they are building,
+// and then how long it took; a quicker build prints nothing. A test that
+// does not need the server in a separate process does without the build:
+// Connect serves a *mcp.Server in the test's own process, which is faster.
+//
 // A test in a server's main package:
 //
 //	func TestServer(t *testing.T) {
@@ -25,6 +32,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -44,9 +52,21 @@ import (
 // and returns the path of the binary, which it writes into t.TempDir(),
 // named after dir. It fails t, with the build's output, if the build
 // fails.
+//
+// If the build has not finished after two seconds, Build writes a line to
+// os.Stderr saying what it builds, and another with the time it took once
+// it is done. It does not use t.Log, whose output go test shows only once
+// the test has ended: too late for someone wondering why nothing happens.
+// go test passes stderr on as it comes when it tests the package in the
+// current directory (plain `go test`), or with -json, or with -v and a
+// single package; otherwise it holds it, and shows it for a passing
+// package only with -v.
+//
+// A test that does not need the server in a separate process can use
+// Connect instead, which needs no binary.
 func Build(t testing.TB, dir string) string {
 	t.Helper()
-	bin, out, err := build(dir, t.TempDir())
+	bin, out, err := build(dir, t.TempDir(), os.Stderr, buildNoticeDelay)
 	require.NoError(t, err, "go build:\n%s", out)
 	return bin
 }
@@ -59,8 +79,11 @@ func Build(t testing.TB, dir string) string {
 //
 //	func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &bin)) }
 //
-// If the build fails it prints the build's output to stderr and returns 1
-// without running the tests.
+// As Build does, it says on os.Stderr what it builds, and then how long
+// it took, if the build takes more than two seconds. If the build fails it
+// prints the build's output to stderr and returns 1 without running the
+// tests. Tests that do not need a separate process can use Connect
+// instead, which needs no binary.
 func RunWithBinary(m *testing.M, dir string, bin *string) int {
 	tmp, err := os.MkdirTemp("", "mcptest-")
 	if err != nil {
@@ -68,7 +91,7 @@ func RunWithBinary(m *testing.M, dir string, bin *string) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	path, out, err := build(dir, tmp)
+	path, out, err := build(dir, tmp, os.Stderr, buildNoticeDelay)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		return 1
@@ -77,9 +100,16 @@ func RunWithBinary(m *testing.M, dir string, bin *string) int {
 	return m.Run()
 }
 
+// buildNoticeDelay is how long Build and RunWithBinary let `go build` run
+// before they say what they are building.
+const buildNoticeDelay = 2 * time.Second
+
 // build builds the package in dir into outDir, naming the binary after
-// dir, and returns its path and the build's output.
-func build(dir, outDir string) (bin string, out []byte, err error) {
+// dir, and returns its path and the build's output. If the build has not
+// finished after delay (at once if delay <= 0), it writes to w a line
+// saying what it builds, and another with the time the build took once it
+// has ended; a quicker build writes nothing.
+func build(dir, outDir string, w io.Writer, delay time.Duration) (bin string, out []byte, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", nil, err
@@ -90,8 +120,37 @@ func build(dir, outDir string) (bin string, out []byte, err error) {
 	}
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = abs
-	out, err = cmd.CombinedOutput()
-	return bin, out, err
+	var output bytes.Buffer
+	cmd.Stdout = &output
+	cmd.Stderr = &output
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return bin, nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	if delay > 0 {
+		timer := time.NewTimer(delay)
+		select {
+		case err := <-done:
+			timer.Stop()
+			return bin, output.Bytes(), err
+		case <-timer.C:
+		}
+	}
+	what := abs
+	if filepath.Clean(dir) != abs {
+		what = dir + " (" + abs + ")"
+	}
+	fmt.Fprintf(w, "mcptest: building %s for the tests; a first build can take a minute...\n", what)
+	err = <-done
+	took := time.Since(start).Round(100 * time.Millisecond)
+	if err != nil {
+		fmt.Fprintf(w, "mcptest: building %s failed after %v\n", dir, took)
+	} else {
+		fmt.Fprintf(w, "mcptest: built %s in %v\n", dir, took)
+	}
+	return bin, output.Bytes(), err
 }
 
 // A Buffer collects a subprocess's output. It is safe for concurrent use:
