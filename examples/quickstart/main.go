@@ -25,6 +25,9 @@
 // Logs go to stderr: on stdio, stdout carries the protocol. The HTTP server
 // has no authentication; keep it on a loopback address.
 //
+// Started by hand in a terminal, where it would wait silently for a host's
+// messages, it first prints a line on stderr saying how to try it.
+//
 // To use it from Claude Desktop, add it to claude_desktop_config.json (or
 // give a built binary's path as "command" and no "args"):
 //
@@ -96,6 +99,11 @@ This server shows the resources an MCP host can read:
 `
 )
 
+// terminalHint is the line the server prints on stderr when it serves
+// stdio and its stdin is a terminal.
+const terminalHint = "quickstart: serving MCP on stdin/stdout for an MCP host. Try: npx @modelcontextprotocol/inspector go run ./examples/quickstart" +
+	" (or -http 127.0.0.1:8080 and http://127.0.0.1:8080/mcp). Ctrl-C quits."
+
 // names are the values offered when completing {name} in the greetings
 // template.
 var names = []string{"Ada Lovelace", "Alan Turing", "Grace Hopper", "Katherine Johnson", "Ken Thompson"}
@@ -130,6 +138,11 @@ func run(httpAddr string, logger *slog.Logger) error {
 
 	if httpAddr != "" {
 		return serveHTTP(ctx, server, httpAddr, logger)
+	}
+	if isTerminal(os.Stdin) {
+		// A person started the server in a shell, not a host through
+		// pipes: say what to do rather than wait in silence.
+		fmt.Fprintln(os.Stderr, terminalHint)
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {
