@@ -2,51 +2,61 @@ package resource_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A registry with a static resource and a template, served by a go-sdk
 // server made in one call, read by a go-sdk client.
 func ExampleRegistry_NewServer() {
-	reg, err := resource.NewRegistry(nil)
+	users := map[string]string{"ada l": `{"name":"Ada Lovelace"}`} // your database
+
+	reg, err := resource.NewRegistry(nil) // options that make no sense are an error, not a guess
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer reg.Close()
-	if err := reg.Add(&mcp.Resource{
-		URI:      "docs://readme",
-		Name:     "readme",
-		MIMEType: "text/markdown",
-	}, resource.Text("# Hello")); err != nil {
+	defer reg.Close() // stops its timers and background delivery
+	err = reg.Add(&mcp.Resource{URI: "docs://readme", Name: "readme", MIMEType: "text/markdown"},
+		resource.Text("# Hello"))
+	if err != nil {
 		log.Fatal(err)
 	}
-	if err := reg.AddTemplate(&mcp.ResourceTemplate{
-		URITemplate: "users://{id}/profile",
-		Name:        "profile",
-		MIMEType:    "application/json",
-	}, func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
-			{Text: fmt.Sprintf(`{"id":%q}`, vars.Get("id"))},
-		}}, nil
-	}); err != nil {
-		log.Fatal(err)
-	}
-
-	// Subscriptions, list_changed and completions are wired in.
-	server, err := reg.NewServer(&mcp.Implementation{Name: "example"}, nil)
+	err = reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user", MIMEType: "application/json"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+			row, ok := users[vars.Get("id")] // decoded once: db://users/ada%20l gives "ada l"
+			if !ok {
+				return nil, resource.ErrNotFound // the client gets the protocol's "not found"
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: row}}}, nil
+		},
+		resource.WithExists(func(ctx context.Context, vars resource.Vars) (bool, error) {
+			_, ok := users[vars.Get("id")] // resources/subscribe refuses users that do not exist
+			return ok, nil
+		}))
 	if err != nil {
 		log.Fatal(err)
 	}
 
-	// Connect a client in memory; a real server runs server.Run(ctx, &mcp.StdioTransport{}).
+	// A go-sdk server that serves list, read, templates, subscribe and complete.
+	server, err := reg.NewServer(&mcp.Implementation{Name: "my-server"}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// A real server runs server.Run(ctx, &mcp.StdioTransport{}), or serves
+	// HTTP (see NewHTTPHandler); here a client connects in memory.
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(ctx, st, nil)
@@ -54,13 +64,16 @@ func ExampleRegistry_NewServer() {
 		log.Fatal(err)
 	}
 	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(ctx, ct, nil)
+	// (A 2026-07-28 client would subscribe in the background, through
+	// subscriptions/listen; this one subscribes in a session.)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(ctx, ct,
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer cs.Close()
 
-	for _, uri := range []string{"docs://readme", "users://ada%20l/profile"} {
+	for _, uri := range []string{"docs://readme", "db://users/ada%20l"} {
 		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		if err != nil {
 			log.Fatal(err)
@@ -68,12 +81,112 @@ func ExampleRegistry_NewServer() {
 		c := res.Contents[0]
 		fmt.Println(c.URI, c.MIMEType, c.Text)
 	}
-	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "docs://missing"})
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "db://users/bob"})
+	fmt.Println(err)
+	err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "db://users/bob"})
 	fmt.Println(err)
 	// Output:
 	// docs://readme text/markdown # Hello
-	// users://ada%20l/profile application/json {"id":"ada l"}
+	// db://users/ada%20l application/json {"name":"Ada Lovelace"}
 	// calling "resources/read": Resource not found
+	// calling "resources/subscribe": cannot subscribe to "db://users/bob": no such resource
+}
+
+// One URL serves clients of every protocol version, each notified of the
+// changes it subscribed to: 2025-06-18 and 2025-11-25 clients in stateful
+// sessions, 2026-07-28 clients statelessly on their subscriptions/listen
+// streams.
+func ExampleNewHTTPHandler() {
+	reg, err := resource.NewRegistry(&resource.Options{Subscriptions: resource.SubscriptionOptions{Window: time.Millisecond}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
+	if err := reg.Add(&mcp.Resource{URI: "docs://readme", Name: "readme"}, resource.Text("# Hello")); err != nil {
+		log.Fatal(err)
+	}
+	server, err := reg.NewServer(&mcp.Implementation{Name: "my-server"}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
+		SessionTimeout:               30 * time.Minute, // reclaim the sessions of clients that went away
+		PropagateRequestCancellation: true,             // a 2026-07-28 request ends with its HTTP request
+	}))
+	// A real server: http.ListenAndServe("127.0.0.1:8080", mux)
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
+
+	ctx := context.Background()
+	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
+		updated := make(chan string, 1)
+		client := mcp.NewClient(&mcp.Implementation{Name: "client"}, &mcp.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+				updated <- req.Params.URI
+			},
+		})
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp"},
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "docs://readme"}); err != nil {
+			log.Fatal(err)
+		}
+		// A 2026-07-28 client subscribes in the background: report the
+		// change until it arrives.
+		for uri := ""; uri == ""; {
+			if err := reg.Changed("docs://readme"); err != nil {
+				log.Fatal(err)
+			}
+			select {
+			case uri = <-updated:
+				fmt.Println(cs.InitializeResult().ProtocolVersion, "notified:", uri)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		cs.Close()
+	}
+	// Output:
+	// 2025-06-18 notified: docs://readme
+	// 2025-11-25 notified: docs://readme
+	// 2026-07-28 notified: docs://readme
+}
+
+// Changed and its kin take URIs exactly as clients send them; a string no
+// client could subscribe to, or a URI that names nothing, is an error
+// rather than a notification that silently reaches no one.
+func ExampleRegistry_Changed() {
+	reg, err := resource.NewRegistry(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
+	err = reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "notes://{name}", Name: "note"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: "note " + vars.Get("name")}}}, nil
+		})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	uri, err := reg.Expand("notes://{name}", "name", "gamma ray") // percent-encoded as clients send it
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(uri, reg.Changed(uri))                 // returns at once; bursts coalesce
+	fmt.Println(reg.ChangedPrefix("notes://gamma"))    // every subscribed URI under a prefix
+	fmt.Println(reg.ChangedTemplate("notes://{name}")) // every subscribed instance of a template
+	fmt.Println(reg.Changed("notes://gamma ray"))      // not a URI: no client could subscribe to it
+	fmt.Println(reg.Changed("other://x"))              // names nothing the registry serves
+	// Output:
+	// notes://gamma%20ray <nil>
+	// <nil>
+	// <nil>
+	// resource: Changed("notes://gamma ray"): no client could subscribe to it: invalid resource URI: URI contains a character RFC 3986 does not allow: ' ' at byte 13 (percent-encode it) (a client would send "notes://gamma%20ray"; build URIs with Registry.Expand)
+	// resource: Changed("other://x"): no static resource or template matches it: resource not found
 }
 
 // The handlers are plain functions over go-sdk types: a server that routes
@@ -224,10 +337,9 @@ func ExampleRegistry_AddProvider() {
 
 // An Authorizer that lets each caller at the teams its bearer token
 // grants. Served over streamable HTTP behind go-sdk's bearer-token
-// middleware,
+// middleware (see the http example),
 //
-//	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
-//	http.ListenAndServe(addr, auth.RequireBearerToken(verify, nil)(handler))
+//	http.ListenAndServe(addr, auth.RequireBearerToken(verify, nil)(resource.NewHTTPHandler(server, nil)))
 //
 // every request carries the verified token, as the requests built by hand
 // below do.
@@ -340,4 +452,82 @@ func ExampleNewRegistry() {
 	// resource: NewRegistry: Options.PageSize: -1 is outside 1 to 10000 (0 means 100)
 	// Options.Cache: unknown cache scope "everyone"
 	// Options.RateLimits.Read: Burst 0 allows nothing; it must be at least 1
+}
+
+// An Authorizer behind go-sdk's bearer-token middleware on streamable HTTP:
+// every request carries the verified token, and each caller sees only its
+// teams' notes.
+func ExampleAuthorizer_http() {
+	verifyToken := func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		if token != "alice-token" { // look the token up, or check its signature
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: "alice", Scopes: []string{"team:red"}, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+
+	reg, err := resource.NewRegistry(&resource.Options{
+		Authorize: func(ctx context.Context, a resource.Access) error {
+			team := a.Var("team") // as matched in the URI, or chosen in a completion
+			if ti := a.TokenInfo(); team == "" || ti != nil && slices.Contains(ti.Scopes, "team:"+team) {
+				return nil
+			}
+			return resource.ErrDenied // logged with the reason; the client sees "not found"
+		},
+		RateLimits: resource.RateLimits{Read: &resource.RateLimit{Rate: 20, Burst: 40}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
+	err = reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "notes://{team}/{id}", Name: "note", MIMEType: "text/plain"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: vars.Get("team") + " note " + vars.Get("id")}}}, nil
+		})
+	if err != nil {
+		log.Fatal(err)
+	}
+	server, err := reg.NewServer(&mcp.Implementation{Name: "notes"}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	handler := resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute})
+	// Anonymous callers' rate budgets by client address; a verified caller's by identity.
+	h := resource.WithClientAddress(auth.RequireBearerToken(verifyToken, nil)(handler), "")
+	// A real server: http.ListenAndServe(addr, h)
+	hs := httptest.NewServer(h)
+	defer hs.Close()
+
+	ctx := context.Background()
+	transport := &mcp.StreamableClientTransport{Endpoint: hs.URL,
+		HTTPClient: &http.Client{Transport: bearer{token: "alice-token"}}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(ctx, transport, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+	for _, uri := range []string{"notes://red/1", "notes://blue/1"} {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		var jerr *jsonrpc.Error
+		if errors.As(err, &jerr) {
+			fmt.Println(uri, "->", jerr.Code, jerr.Message)
+			continue
+		} else if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(uri, "->", res.Contents[0].Text, res.CacheScope)
+	}
+	// Output:
+	// notes://red/1 -> red note 1 private
+	// notes://blue/1 -> -32602 Resource not found
+}
+
+// bearer is an http.RoundTripper that presents a bearer token, as an MCP
+// host configured with one does.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(req)
 }
