@@ -170,8 +170,8 @@ func (k *knowledge) mayUse(req mcp.Request, c string) bool {
 
 // authorize is the registry's Authorizer when tokens are on. The static
 // resources and the templates themselves are everyone's; anything with a
-// collection (a documents list, a document, a completion with the
-// collection chosen or proposed) is the business of those whose token
+// collection (a documents list, a collection's statistics, a document, a
+// completion with the collection chosen or proposed) is the business of those whose token
 // grants that collection.
 //
 // Completing {doc} with no collection chosen proposes documents of every
@@ -186,21 +186,24 @@ func (k *knowledge) authorize(ctx context.Context, a resource.Access) error {
 		}
 		return nil
 	}
-	if doc := a.Var("doc"); a.Proposed && a.Argument == "doc" && !k.holdsDoc(ti, doc) {
-		return fmt.Errorf("%w: no collection granted to %q holds a document %q", resource.ErrDenied, a.Identity, doc)
+	if doc := a.Var("doc"); a.Proposed && a.Argument == "doc" {
+		held, err := k.holdsDoc(ctx, ti, doc)
+		if err != nil {
+			return err
+		}
+		if !held {
+			return fmt.Errorf("%w: no collection granted to %q holds a document %q", resource.ErrDenied, a.Identity, doc)
+		}
 	}
 	return nil
 }
 
 // holdsDoc reports whether one of the collections ti grants holds a
 // document named doc.
-func (k *knowledge) holdsDoc(ti *auth.TokenInfo, doc string) bool {
-	for _, c := range k.store.Collections() {
-		if grants(ti, c.Name) {
-			if _, ok := k.store.Document(c.Name, doc); ok {
-				return true
-			}
-		}
+func (k *knowledge) holdsDoc(ctx context.Context, ti *auth.TokenInfo, doc string) (bool, error) {
+	holding, err := k.store.Holding(ctx, doc)
+	if err != nil {
+		return false, err
 	}
-	return false
+	return slices.ContainsFunc(holding, func(c string) bool { return grants(ti, c) }), nil
 }

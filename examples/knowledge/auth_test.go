@@ -81,7 +81,7 @@ func requireSameError(t *testing.T, want *jsonrpc.Error, wantURI string, got *js
 // with both tokens, that each user sees only their collections.
 func TestAuthHTTP(t *testing.T) {
 	bin := binPath
-	url := "http://" + mcptest.StartHTTP(t, bin, "-tokens", tokensFile(t), "-page-size", fmt.Sprint(pageSize))
+	url := "http://" + mcptest.StartHTTP(t, bin, "-tokens", tokensFile(t), "-page-size", fmt.Sprint(pageSize), "-db", testDB(t))
 
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
@@ -102,7 +102,7 @@ func TestAuthHTTP(t *testing.T) {
 					for _, tm := range res.ResourceTemplates {
 						got = append(got, tm.URITemplate)
 					}
-					require.ElementsMatch(t, []string{documentsTmpl, documentTmpl}, got)
+					require.ElementsMatch(t, []string{documentsTmpl, documentTmpl, statsTmpl}, got)
 				}
 			})
 			t.Run("DeniedReads", func(t *testing.T) { checkDeniedReads(t, alice, bob, version) })
@@ -139,7 +139,7 @@ func checkList(t *testing.T, cs *mcp.ClientSession, collections []string) {
 	t.Helper()
 	want := []string{collectionsURI, healthURI}
 	for _, c := range collections {
-		want = append(want, documentsURI(c))
+		want = append(want, documentsURI(c), statsURI(c))
 	}
 	for _, d := range seed {
 		if slices.Contains(collections, d.collection) {
@@ -167,6 +167,8 @@ func checkDeniedReads(t *testing.T, alice, bob *mcp.ClientSession, version strin
 		{documentURI("engineering", "runbook"), documentURI("archive", "runbook")},
 		{documentURI("support", "faq"), documentURI("product", "faq")},
 		{documentsURI("engineering"), documentsURI("archive")},
+		{statsURI("engineering"), statsURI("archive")},
+		{statsURI("support"), statsURI("nosuch")},
 		{documentURI("nosuch", "runbook"), documentURI("archive", "runbook")},
 	} {
 		_, err := bob.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: tc.missing})
@@ -183,6 +185,7 @@ func checkDeniedReads(t *testing.T, alice, bob *mcp.ClientSession, version strin
 			require.Equal(t, d.markdown, read(t, alice, documentURI(d.collection, d.name)).Text)
 		}
 	}
+	require.Equal(t, 3, readStats(t, alice, "engineering").Documents)
 }
 
 // checkCursors checks that a cursor issued to alice serves her and is
@@ -232,6 +235,8 @@ func checkCompletion(t *testing.T, alice, bob *mcp.ClientSession) {
 	require.Equal(t, []string{"engineering", "support"}, values(alice, documentTmpl, "collection", "", nil))
 	require.Equal(t, []string{"product"}, values(bob, documentTmpl, "collection", "", nil))
 	require.Equal(t, []string{"product"}, values(bob, documentsTmpl, "collection", "", nil))
+	require.Equal(t, []string{"product"}, values(bob, statsTmpl, "collection", "", nil))
+	require.Equal(t, []string{"support"}, values(alice, statsTmpl, "collection", "s", nil))
 	require.Empty(t, values(bob, documentsTmpl, "collection", "eng", nil))
 
 	// {doc} with no collection chosen proposes the documents of the
@@ -257,12 +262,15 @@ func checkCompletion(t *testing.T, alice, bob *mcp.ClientSession) {
 // not exist, and that he can subscribe to his own.
 func checkSubscribe(t *testing.T, bob *mcp.ClientSession) {
 	ctx := t.Context()
-	missingURI, deniedURI := "resource://knowledge/nosuch", documentURI("engineering", "runbook")
+	missingURI := "resource://knowledge/nosuch"
 	missing := rpcError(t, bob.Subscribe(ctx, &mcp.SubscribeParams{URI: missingURI}), missingURI)
 	require.Equal(t, int64(jsonrpc.CodeInvalidParams), missing.Code)
-	denied := rpcError(t, bob.Subscribe(ctx, &mcp.SubscribeParams{URI: deniedURI}), deniedURI)
-	requireSameError(t, missing, missingURI, denied, deniedURI)
+	for _, deniedURI := range []string{documentURI("engineering", "runbook"), statsURI("engineering")} {
+		denied := rpcError(t, bob.Subscribe(ctx, &mcp.SubscribeParams{URI: deniedURI}), deniedURI)
+		requireSameError(t, missing, missingURI, denied, deniedURI)
+	}
 	require.NoError(t, bob.Subscribe(ctx, &mcp.SubscribeParams{URI: documentURI("product", "roadmap")}))
+	require.NoError(t, bob.Subscribe(ctx, &mcp.SubscribeParams{URI: statsURI("product")}))
 }
 
 // checkListen checks, on protocol 2026-07-28, that a subscriptions/listen
@@ -394,10 +402,12 @@ func checkTools(t *testing.T, alice, bob *mcp.ClientSession) {
 	res := call(bob, "put_document", map[string]any{"collection": "product", "doc": "bob-notes", "markdown": "# Notes\n"})
 	require.False(t, res.IsError, text(res))
 	require.Equal(t, "# Notes\n", read(t, bob, documentURI("product", "bob-notes")).Text)
+	require.Equal(t, 3, readStats(t, bob, "product").Documents)
 	_, err := alice.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: documentURI("product", "bob-notes")})
 	require.Error(t, err, "alice reads bob's new document")
 	res = call(bob, "delete_document", map[string]any{"collection": "product", "doc": "bob-notes"})
 	require.False(t, res.IsError, text(res))
+	require.Equal(t, 2, readStats(t, bob, "product").Documents)
 }
 
 // checkUnauthenticated checks that a request without a token, or with an
@@ -431,7 +441,7 @@ func TestReadRate(t *testing.T) {
 	tokens := tokensFile(t)
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
-			url := "http://" + mcptest.StartHTTP(t, bin, "-tokens", tokens, "-read-rate", "2")
+			url := "http://" + mcptest.StartHTTP(t, bin, "-tokens", tokens, "-read-rate", "2", "-db", testDB(t))
 			alice := connectAs(t, url, aliceToken, version)
 			uri := documentURI("engineering", "runbook")
 			var limited *jsonrpc.Error
@@ -462,9 +472,7 @@ func TestAuditLog(t *testing.T) {
 	tokens, err := parseTokens([]byte(testTokens))
 	require.NoError(t, err)
 	logs := new(mcptest.Buffer)
-	server, reg, err := newServer(config{pageSize: pageSize, tokens: tokens}, slog.New(slog.NewJSONHandler(logs, nil)))
-	require.NoError(t, err)
-	defer reg.Close()
+	server, _ := newTestServer(t, config{pageSize: pageSize, tokens: tokens}, slog.New(slog.NewJSONHandler(logs, nil)))
 	ts := httptest.NewServer(httpHandler(server, tokens))
 	defer ts.Close()
 
@@ -539,7 +547,7 @@ func TestTokensFile(t *testing.T) {
 	}
 
 	bin := binPath
-	out, err := exec.Command(bin, "-tokens", tokensFile(t)).CombinedOutput()
+	out, err := exec.Command(bin, "-tokens", tokensFile(t), "-db", testDB(t)).CombinedOutput()
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "-tokens without -http: %v", err)
 	require.Equal(t, 2, exit.ExitCode())

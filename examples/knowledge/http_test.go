@@ -20,7 +20,7 @@ import (
 // finishes its headers (slowloris) is disconnected.
 func TestHTTPReadHeaderTimeout(t *testing.T) {
 	t.Setenv("KNOWLEDGE_READ_HEADER_TIMEOUT", "200ms")
-	addr := mcptest.StartHTTP(t, binPath)
+	addr := mcptest.StartHTTP(t, binPath, "-db", testDB(t))
 
 	conn, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
@@ -44,9 +44,7 @@ func TestHTTPReadHeaderTimeout(t *testing.T) {
 // that cancels the read cancels the read function's context
 // (StreamableHTTPOptions.PropagateRequestCancellation).
 func TestHTTPCancelledRead(t *testing.T) {
-	server, reg, err := newServer(config{pageSize: pageSize}, slog.New(slog.DiscardHandler))
-	require.NoError(t, err)
-	defer reg.Close()
+	server, reg := newTestServer(t, config{pageSize: pageSize}, slog.New(slog.DiscardHandler))
 
 	const slowURI = "resource://test/slow"
 	started := make(chan struct{}, 1)

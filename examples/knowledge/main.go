@@ -1,5 +1,6 @@
 // Knowledge is an MCP resource server for a team knowledge base, built
-// with mcpres: collections of markdown documents, kept in memory.
+// with mcpres: collections of markdown documents, kept in an embedded
+// SQLite database (the pure-Go modernc.org/sqlite, no cgo).
 //
 // It serves:
 //
@@ -9,12 +10,20 @@
 //     documents (name, title, size, last update), as JSON;
 //   - resource://knowledge/{collection}/document/{doc}: one document, as
 //     markdown;
+//   - resource://knowledge/{collection}/stats: one collection's
+//     statistics (document count, bytes, last update), as JSON;
 //   - resource://system/health: the server's status, as JSON.
 //
 // resources/list holds the two static resources, every collection's
-// documents list and every document, paged. {collection} and {doc} can be
+// documents list and statistics, and every document, paged, each page of
+// template instances one keyset query. {collection} and {doc} can be
 // completed; {doc} completes among the documents of the collection already
 // chosen, if any.
+//
+// The database is the file -db names, by default knowledge.db in the
+// mcpres folder of the user cache directory. It is created, with a few
+// example documents, on first run, and keeps every edit across restarts;
+// -db :memory: serves a database of its own that is lost on exit.
 //
 // Clients may subscribe to any of these resources. The tools put_document
 // and delete_document edit the knowledge base: subscribers of what changed
@@ -91,6 +100,7 @@ const (
 	healthURI        = "resource://system/health"
 	documentsTmpl    = "resource://knowledge/{collection}/documents"
 	documentTmpl     = "resource://knowledge/{collection}/document/{doc}"
+	statsTmpl        = "resource://knowledge/{collection}/stats"
 	markdownMIMEType = "text/markdown"
 	jsonMIMEType     = "application/json"
 )
@@ -106,14 +116,26 @@ func documentURI(collection, doc string) string {
 	return "resource://knowledge/" + collection + "/document/" + doc
 }
 
+// statsURI returns the URI of collection's statistics.
+func statsURI(collection string) string {
+	return "resource://knowledge/" + collection + "/stats"
+}
+
 func main() {
+	dbPath := flag.String("db", "", "keep the knowledge base in the SQLite database `file`, created with example documents if need be (default knowledge.db in the user cache directory's mcpres folder; :memory: for one lost on exit)")
 	httpAddr := flag.String("http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080) instead of stdio")
 	pageSize := flag.Int("page-size", resource.DefaultPageSize, "the most resources one resources/list page holds")
 	tokensFile := flag.String("tokens", "", "with -http, require the bearer tokens listed in the JSON `file`, each seeing its own collections")
 	readRate := flag.Float64("read-rate", 0, "allow each caller `N` resources/read a second, in bursts of N (0: no limit)")
 	flag.Parse()
 
-	cfg, err := newConfig(*httpAddr, *pageSize, *tokensFile, *readRate)
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "knowledge: unexpected arguments %q\n", flag.Args())
+		flag.Usage()
+		os.Exit(2)
+	}
+
+	cfg, err := newConfig(*dbPath, *httpAddr, *pageSize, *tokensFile, *readRate)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "knowledge: %v\n", err)
 		os.Exit(2)
@@ -127,6 +149,7 @@ func main() {
 
 // A config is what the command line asks for.
 type config struct {
+	dbPath   string // the SQLite database; "" for DefaultDBPath
 	httpAddr string // "" for stdio
 	pageSize int
 	tokens   *tokenSet // nil: no authentication
@@ -134,8 +157,8 @@ type config struct {
 }
 
 // newConfig checks the flags and loads the tokens file, if any.
-func newConfig(httpAddr string, pageSize int, tokensFile string, readRate float64) (config, error) {
-	cfg := config{httpAddr: httpAddr, pageSize: pageSize, readRate: readRate}
+func newConfig(dbPath, httpAddr string, pageSize int, tokensFile string, readRate float64) (config, error) {
+	cfg := config{dbPath: dbPath, httpAddr: httpAddr, pageSize: pageSize, readRate: readRate}
 	if readRate < 0 {
 		return config{}, fmt.Errorf("-read-rate %v: want 0 (no limit) or more", readRate)
 	}
@@ -153,14 +176,32 @@ func newConfig(httpAddr string, pageSize int, tokensFile string, readRate float6
 	return cfg, nil
 }
 
-// run serves the knowledge base over stdio, or over streamable HTTP on
-// cfg.httpAddr if it is set, until the client hangs up (on stdio) or the
-// process is interrupted.
+// run opens the knowledge base in cfg.dbPath, creating it if need be, and
+// serves it over stdio, or over streamable HTTP on cfg.httpAddr if it is
+// set, until the client hangs up (on stdio) or the process is interrupted.
 func run(cfg config, logger *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	server, reg, err := newServer(cfg, logger)
+	path := cfg.dbPath
+	if path == "" {
+		var err error
+		if path, err = DefaultDBPath(); err != nil {
+			return err
+		}
+	}
+	store, created, err := OpenStore(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer store.Close() // after the registry
+	if created {
+		logger.Info("created the knowledge base with example documents", "db", path)
+	} else {
+		logger.Info("opened the knowledge base", "db", path)
+	}
+
+	server, reg, err := newServer(store, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -175,13 +216,14 @@ func run(cfg config, logger *slog.Logger) error {
 	return err
 }
 
-// newServer returns an MCP server for a new knowledge base holding the
-// example documents, configured by cfg, and the registry it serves, which
-// the caller closes once the server has stopped. With cfg.tokens set, the
-// registry lets each caller at the collections their token grants, and
-// logs the refusals of its audit log at Info level.
-func newServer(cfg config, logger *slog.Logger) (*mcp.Server, *resource.Registry, error) {
-	kb := &knowledge{store: NewSeededStore(), started: time.Now(), restricted: cfg.tokens != nil}
+// newServer returns an MCP server for the knowledge base in store,
+// configured by cfg (but for cfg.dbPath: store is open already), and the
+// registry it serves, which the caller closes once the server has stopped,
+// before it closes store. With cfg.tokens set, the registry lets each
+// caller at the collections their token grants, and logs the refusals of
+// its audit log at Info level.
+func newServer(store *Store, cfg config, logger *slog.Logger) (*mcp.Server, *resource.Registry, error) {
+	kb := &knowledge{store: store, started: time.Now(), restricted: cfg.tokens != nil}
 	opts := &resource.Options{
 		Logger:     logger,
 		PageSize:   cfg.pageSize,
@@ -250,7 +292,16 @@ func (k *knowledge) register() error {
 		Description: "The documents of {collection}: name, title, size and last update.", MIMEType: jsonMIMEType,
 	}, k.readDocuments,
 		resource.WithCompleter("collection", k.completeCollection),
-		resource.WithInstances(k.listCollections),
+		resource.WithInstances(k.listCollections(documentsURI, "documents", "Documents of ", "The %d documents of %s.")),
+	); err != nil {
+		return err
+	}
+	if err := k.reg.AddTemplate(&mcp.ResourceTemplate{
+		URITemplate: statsTmpl, Name: "stats", Title: "Statistics of a collection",
+		Description: "The number of documents of {collection}, their size in bytes and their latest update.", MIMEType: jsonMIMEType,
+	}, k.readStats,
+		resource.WithCompleter("collection", k.completeCollection),
+		resource.WithInstances(k.listCollections(statsURI, "stats", "Statistics of ", "How much the %d documents of %s hold, and their latest update.")),
 	); err != nil {
 		return err
 	}
@@ -276,12 +327,22 @@ func jsonResult(v any) (*mcp.ReadResourceResult, error) {
 // readCollections lists the collections the caller may see: all of them
 // unless k is restricted.
 func (k *knowledge) readCollections(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	cols := slices.DeleteFunc(k.store.Collections(), func(c CollectionInfo) bool { return !k.mayUse(req, c.Name) })
+	all, err := k.store.Collections(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cols := slices.DeleteFunc(all, func(c CollectionInfo) bool { return !k.mayUse(req, c.Name) })
+	if cols == nil {
+		cols = []CollectionInfo{} // [], not null
+	}
 	return jsonResult(map[string]any{"collections": cols})
 }
 
 func (k *knowledge) readHealth(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	cols, docs := k.store.Counts()
+	cols, docs, err := k.store.Counts(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return jsonResult(map[string]any{
 		"status":        "ok",
 		"collections":   cols,
@@ -292,48 +353,66 @@ func (k *knowledge) readHealth(ctx context.Context, req *mcp.ReadResourceRequest
 
 func (k *knowledge) readDocuments(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
 	collection := vars.Get("collection")
-	docs, ok := k.store.Documents(collection)
-	if !ok {
-		return nil, resource.ErrNotFound
+	docs, err := k.store.Documents(ctx, collection) // resource.ErrNotFound if there is no such collection
+	if err != nil {
+		return nil, err
 	}
 	return jsonResult(map[string]any{"collection": collection, "documents": docs})
 }
 
 func (k *knowledge) readDocument(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
-	d, ok := k.store.Document(vars.Get("collection"), vars.Get("doc"))
-	if !ok {
-		return nil, resource.ErrNotFound
+	d, err := k.store.Document(ctx, vars.Get("collection"), vars.Get("doc")) // or resource.ErrNotFound
+	if err != nil {
+		return nil, err
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: d.Markdown}}}, nil
 }
 
-// listCollections lists each collection's documents resource, keyed by
-// collection name.
-func (k *knowledge) listCollections(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
-	var out []cursor.Item[*mcp.Resource]
-	for _, c := range k.store.Collections() { // sorted by name
-		if c.Name <= after {
-			continue
-		}
-		if len(out) == limit {
-			break
-		}
-		out = append(out, cursor.Item[*mcp.Resource]{Key: c.Name, Value: &mcp.Resource{
-			URI: documentsURI(c.Name), Name: c.Name + "/documents", Title: "Documents of " + c.Name,
-			Description: fmt.Sprintf("The %d documents of %s.", c.Documents, c.Name), MIMEType: jsonMIMEType,
-		}})
+// readStats reads a collection's statistics: {"collection": …,
+// "documents": N, "bytes": B, "updated": "…"}, the time of its latest
+// update in RFC 3339.
+func (k *knowledge) readStats(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+	st, err := k.store.Stats(ctx, vars.Get("collection")) // or resource.ErrNotFound
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return jsonResult(st)
 }
 
-// listDocuments lists every document, keyed "collection/doc".
+// listCollections returns the instance list of a template with one
+// resource per collection, uri(collection), keyed by collection name:
+// Name is "collection/"+name, Title title+collection, and Description
+// describe filled in with the collection's number of documents and name.
+// Each page is one keyset query (Store.CollectionsAfter).
+func (k *knowledge) listCollections(uri func(collection string) string, name, title, describe string) resource.ListFunc {
+	return func(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
+		cols, err := k.store.CollectionsAfter(ctx, after, limit)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]cursor.Item[*mcp.Resource], len(cols))
+		for i, c := range cols {
+			out[i] = cursor.Item[*mcp.Resource]{Key: c.Name, Value: &mcp.Resource{
+				URI: uri(c.Name), Name: c.Name + "/" + name, Title: title + c.Name,
+				Description: fmt.Sprintf(describe, c.Documents, c.Name), MIMEType: jsonMIMEType,
+			}}
+		}
+		return out, nil
+	}
+}
+
+// listDocuments lists every document, keyed "collection/doc": each page is
+// one keyset query (Store.DocumentsAfter).
 func (k *knowledge) listDocuments(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
-	docs := k.store.DocumentsAfter(after, limit)
+	docs, err := k.store.DocumentsAfter(ctx, after, limit)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]cursor.Item[*mcp.Resource], len(docs))
 	for i, d := range docs {
 		out[i] = cursor.Item[*mcp.Resource]{Key: d.Key(), Value: &mcp.Resource{
 			URI: documentURI(d.Collection, d.Name), Name: d.Key(), Title: d.Title,
-			MIMEType: markdownMIMEType, Size: int64(len(d.Markdown)),
+			MIMEType: markdownMIMEType, Size: int64(d.Size),
 		}}
 	}
 	return out, nil
@@ -342,8 +421,12 @@ func (k *knowledge) listDocuments(ctx context.Context, after string, limit int) 
 // completeCollection proposes the collections whose names start with
 // partial, ignoring case.
 func (k *knowledge) completeCollection(ctx context.Context, partial string, bound map[string]string) ([]string, error) {
+	cols, err := k.store.Collections(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	for _, c := range k.store.Collections() {
+	for _, c := range cols {
 		if hasPrefixFold(c.Name, partial) {
 			out = append(out, c.Name)
 		}
@@ -355,26 +438,11 @@ func (k *knowledge) completeCollection(ctx context.Context, partial string, boun
 // (context.arguments), or of every collection if none is, whose names start
 // with partial, ignoring case.
 func (k *knowledge) completeDoc(ctx context.Context, partial string, bound map[string]string) ([]string, error) {
-	var collections []string
-	if c, ok := bound["collection"]; ok && c != "" {
-		collections = []string{c}
-	} else {
-		for _, c := range k.store.Collections() {
-			collections = append(collections, c.Name)
-		}
+	names, err := k.store.Names(ctx, bound["collection"]) // "": every collection's
+	if err != nil {
+		return nil, err
 	}
-	seen := make(map[string]bool)
-	var out []string
-	for _, c := range collections {
-		docs, _ := k.store.Documents(c)
-		for _, d := range docs {
-			if hasPrefixFold(d.Name, partial) && !seen[d.Name] {
-				seen[d.Name] = true
-				out = append(out, d.Name)
-			}
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(names, func(name string) bool { return !hasPrefixFold(name, partial) }), nil
 }
 
 func hasPrefixFold(s, prefix string) bool {
@@ -423,7 +491,7 @@ func (k *knowledge) put(ctx context.Context, req *mcp.CallToolRequest, in PutInp
 		// The same answer whether or not the collection exists.
 		return nil, EditOutput{}, fmt.Errorf("you may not write to collection %q", in.Collection)
 	}
-	newDoc, _, err := k.store.Put(in.Collection, in.Doc, in.Markdown)
+	newDoc, _, err := k.store.Put(ctx, in.Collection, in.Doc, in.Markdown)
 	if err != nil {
 		return nil, EditOutput{}, err // reported to the client as a tool error
 	}
@@ -433,7 +501,14 @@ func (k *knowledge) put(ctx context.Context, req *mcp.CallToolRequest, in PutInp
 
 func (k *knowledge) delete(ctx context.Context, req *mcp.CallToolRequest, in DeleteInput) (*mcp.CallToolResult, EditOutput, error) {
 	// A collection the caller may not see looks like a missing one.
-	if !k.mayUse(req, in.Collection) || !k.store.Delete(in.Collection, in.Doc) {
+	deleted := false
+	if k.mayUse(req, in.Collection) {
+		var err error
+		if deleted, err = k.store.Delete(ctx, in.Collection, in.Doc); err != nil {
+			return nil, EditOutput{}, err
+		}
+	}
+	if !deleted {
 		return nil, EditOutput{}, fmt.Errorf("no document %q in collection %q", in.Doc, in.Collection)
 	}
 	k.changed(in.Collection, in.Doc, true)
@@ -441,11 +516,13 @@ func (k *knowledge) delete(ctx context.Context, req *mcp.CallToolRequest, in Del
 }
 
 // changed tells subscribers that a document changed, and with it its
-// collection's documents list and the collections list (its counts and
-// sizes). If a document was created or deleted, resources/list changed too.
+// collection's documents list and statistics and the collections list (its
+// counts and sizes). If a document was created or deleted, resources/list
+// changed too.
 func (k *knowledge) changed(collection, doc string, listChanged bool) {
 	k.reg.Changed(documentURI(collection, doc))
 	k.reg.Changed(documentsURI(collection))
+	k.reg.Changed(statsURI(collection))
 	k.reg.Changed(collectionsURI)
 	k.reg.Changed(healthURI)
 	if listChanged {

@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpres/mcpres/mcptest"
+	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -29,12 +33,54 @@ var protocolVersions = []string{"2025-11-25", "2026-07-28"}
 // that listing takes several pages.
 const pageSize = 3
 
+// testDB returns the path of a new database file, in a temporary
+// directory of t's, that does not exist yet: each test has its own
+// knowledge base, created and seeded by the server it starts.
+func testDB(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "knowledge.db")
+}
+
+// newTestServer serves, in process, a knowledge base of its own (in a
+// temporary file) configured by cfg. The registry and the store are closed
+// when t ends, after the sessions connected later are.
+func newTestServer(t *testing.T, cfg config, logger *slog.Logger) (*mcp.Server, *resource.Registry) {
+	t.Helper()
+	store, created, err := OpenStore(t.Context(), testDB(t))
+	require.NoError(t, err)
+	require.True(t, created, "a new database is created")
+	t.Cleanup(func() { require.NoError(t, store.Close()) })
+	server, reg, err := newServer(store, cfg, logger)
+	require.NoError(t, err)
+	t.Cleanup(func() { reg.Close() })
+	return server, reg
+}
+
 // notes records the notifications a client is sent.
 type notes struct {
 	mu          sync.Mutex
 	updated     []string
 	listChanged int
 	got         chan struct{}
+}
+
+// newNotes returns notes and the client options that record into them.
+func newNotes() (*notes, *mcp.ClientOptions) {
+	n := &notes{got: make(chan struct{}, 1)}
+	return n, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			n.mu.Lock()
+			n.updated = append(n.updated, req.Params.URI)
+			n.mu.Unlock()
+			n.poke()
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			n.mu.Lock()
+			n.listChanged++
+			n.mu.Unlock()
+			n.poke()
+		},
+	}
 }
 
 func (n *notes) poke() {
@@ -82,24 +128,16 @@ func (n *notes) waitUntil(t *testing.T, what string, cond func() bool, poke func
 	}
 }
 
-// connect starts the server binary and connects a client on version.
-func connect(t *testing.T, bin, version string) (*mcp.ClientSession, *notes) {
+// connect starts the server binary with args and connects a client on
+// version. Unless args hold -db, the server has a database of its own
+// (testDB).
+func connect(t *testing.T, bin, version string, args ...string) (*mcp.ClientSession, *notes) {
 	t.Helper()
-	n := &notes{got: make(chan struct{}, 1)}
-	cs := mcptest.Stdio(t, bin, []string{"-page-size", fmt.Sprint(pageSize)}, version, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			n.mu.Lock()
-			n.updated = append(n.updated, req.Params.URI)
-			n.mu.Unlock()
-			n.poke()
-		},
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			n.mu.Lock()
-			n.listChanged++
-			n.mu.Unlock()
-			n.poke()
-		},
-	})
+	if !slices.Contains(args, "-db") {
+		args = append(args, "-db", testDB(t))
+	}
+	n, opts := newNotes()
+	cs := mcptest.Stdio(t, bin, append([]string{"-page-size", fmt.Sprint(pageSize)}, args...), version, opts)
 	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
 	return cs, n
 }
@@ -159,8 +197,12 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	for _, d := range seed {
 		wantDocs[documentURI(d.collection, d.name)] = d.markdown
 	}
-	require.Len(t, got, 2+3+len(wantDocs))
-	for _, uri := range []string{collectionsURI, healthURI, documentsURI("engineering"), documentsURI("product"), documentsURI("support")} {
+	require.Len(t, got, 2+3+3+len(wantDocs))
+	for _, uri := range []string{
+		collectionsURI, healthURI,
+		documentsURI("engineering"), documentsURI("product"), documentsURI("support"),
+		statsURI("engineering"), statsURI("product"), statsURI("support"),
+	} {
 		require.Contains(t, got, uri)
 		require.Equal(t, "application/json", got[uri].MIMEType, uri)
 	}
@@ -180,7 +222,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	for _, tm := range tmpls.ResourceTemplates {
 		tnames = append(tnames, tm.URITemplate)
 	}
-	require.ElementsMatch(t, []string{documentsTmpl, documentTmpl}, tnames)
+	require.ElementsMatch(t, []string{documentsTmpl, documentTmpl, statsTmpl}, tnames)
 
 	// The collections, with their document counts.
 	var cols struct {
@@ -202,6 +244,10 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	require.Equal(t, "Product roadmap", docs.Documents[1].Title)
 	require.Equal(t, len(wantDocs[documentURI("product", "roadmap")]), docs.Documents[1].Size)
 	require.False(t, docs.Documents[1].Updated.IsZero())
+
+	// One collection's statistics.
+	require.Equal(t, CollectionStats{Collection: "product", Documents: 2, Bytes: seedBytes("product"), Updated: latest(t, cs, "product")},
+		readStats(t, cs, "product"))
 
 	// A markdown document.
 	c := read(t, cs, documentURI("engineering", "runbook"))
@@ -228,6 +274,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 		documentURI("engineering", "nosuch"),
 		documentURI("product", "runbook"), // in another collection
 		"resource://knowledge/engineering/document/",
+		statsURI("nosuch"),
 	} {
 		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		var jerr *jsonrpc.Error
@@ -244,6 +291,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 		return values
 	}
 	require.Equal(t, []string{"engineering"}, complete(documentsTmpl, "collection", "eng", nil))
+	require.Equal(t, []string{"support"}, complete(statsTmpl, "collection", "s", nil))
 	require.Equal(t, []string{"engineering", "product", "support"}, complete(documentTmpl, "collection", "", nil))
 	require.Equal(t, []string{"product"}, complete(documentTmpl, "collection", "P", nil))
 	require.Equal(t, []string{"code-review", "onboarding", "runbook"}, complete(documentTmpl, "doc", "", map[string]string{"collection": "engineering"}))
@@ -273,14 +321,19 @@ func TestSubscriptions(t *testing.T) {
 			runbook := documentURI("engineering", "runbook")
 			onboarding := documentURI("engineering", "onboarding")
 			roadmap := documentURI("product", "roadmap")
+			engineeringStats := statsURI("engineering")
 			require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: runbook}))
 			require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: roadmap}))
+			require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: engineeringStats}))
 
-			// Editing the runbook notifies its subscriber, and the new text
-			// is what a read returns.
+			// Editing the runbook notifies the subscribers of it and of its
+			// collection's statistics, and the new text is what a read
+			// returns.
 			edits := 0
 			md := ""
-			n.waitUntil(t, "notifications/resources/updated for "+runbook, func() bool { return n.updates(runbook) > 0 }, func() {
+			n.waitUntil(t, "notifications/resources/updated for "+runbook+" and "+engineeringStats, func() bool {
+				return n.updates(runbook) > 0 && n.updates(engineeringStats) > 0
+			}, func() {
 				edits++
 				md = fmt.Sprintf("# Production runbook\n\nEdit %d.\n", edits)
 				res := callTool(t, cs, "put_document", map[string]any{"collection": "engineering", "doc": "runbook", "markdown": md})
@@ -369,7 +422,7 @@ func TestCreateAndDelete(t *testing.T) {
 // sends no notifications: subscriptions are tested over stdio.
 func TestHTTP(t *testing.T) {
 	bin := binPath
-	addr := mcptest.StartHTTP(t, bin, "-page-size", fmt.Sprint(pageSize))
+	addr := mcptest.StartHTTP(t, bin, "-page-size", fmt.Sprint(pageSize), "-db", testDB(t))
 
 	for _, version := range protocolVersions {
 		t.Run(version, func(t *testing.T) {
