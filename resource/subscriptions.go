@@ -40,7 +40,12 @@ type SubscriptionOptions struct {
 // if set, lets the caller subscribe to, and the session holds fewer than
 // SubscriptionOptions.MaxPerSession subscriptions; otherwise a -32602
 // error saying why, the same for a denied resource as for an unknown one.
-// A template without WithExists accepts every URI it matches.
+// A template without WithExists accepts every URI it matches. A template
+// instance must be named as the registry names it, the template's own
+// expansion of the matched values (as Registry.Expand builds it, and as
+// Changed reports it): another spelling of it, such as db://users/%34%32
+// for db://users/42, is refused with -32602 naming the registry's form,
+// since its subscriber would never be told of a change.
 //
 // A session that can be sent nothing after its responses (a client
 // before 2026-07-28 served over streamable HTTP without a session, as by
@@ -96,6 +101,9 @@ func (r *Registry) subscribe(c *call) error {
 	}
 	if err := r.exists(c, t); err != nil {
 		return err
+	}
+	if canon, ok := r.canonical(t, c.target); ok {
+		return invalid("cannot subscribe to %q: the server names this resource %q; subscribe to that", c.target, canon)
 	}
 	if c.session == nil {
 		return nil // a direct call: nothing to notify
@@ -203,7 +211,9 @@ func (g *grants) drop(s *mcp.ServerSession) {
 // uri is watched, or could be: it is a URI the registry would let a
 // client subscribe to. It returns an error wrapping ErrInvalidURI for a
 // string no client could send (such as "notes://gamma ray", whose client
-// form is "notes://gamma%20ray"), and one wrapping ErrNotFound for a URI
+// form is "notes://gamma%20ray") or for another spelling of a template
+// instance than the registry's own ("db://users/%34%32" for
+// "db://users/42", see Subscribe), and one wrapping ErrNotFound for a URI
 // that names no static resource and matches no template. Either way
 // nothing is notified, and the error says what a client would have sent.
 // Only a URI no one watches is checked, so reporting a watched URI costs
@@ -215,8 +225,12 @@ func (r *Registry) Changed(u string) error {
 	if err := uri.Check(u, r.opts.MaxURILength); err != nil {
 		return fmt.Errorf("resource: Changed(%q): no client could subscribe to it: %w", u, invalidURI(u, err))
 	}
-	if _, err := r.resolve(u); err != nil {
+	t, err := r.resolve(u)
+	if err != nil {
 		return fmt.Errorf("resource: Changed(%q): no static resource or template matches it: %w", u, ErrNotFound)
+	}
+	if canon, ok := r.canonical(t, u); ok {
+		return fmt.Errorf("resource: Changed(%q): clients subscribe to this resource as %q (build URIs with Registry.Expand): %w", u, canon, ErrInvalidURI)
 	}
 	return nil
 }

@@ -156,3 +156,26 @@ func (r *Registry) reportListedURI(ctx context.Context, source, u string, err er
 // listable is the keep function of a resources/list page: it drops the
 // entries checkedList left out.
 func listable(res *mcp.Resource) bool { return res != nil }
+
+// canonical returns the URI the registry itself gives the instance t
+// names (the template's expansion of the variables matched in u), if
+// that differs from u and reads back to the same template: u is then an
+// alias, such as db://users/%34%32 for db://users/42, which a client may
+// read but whose subscribers would never hear of changes reported, as
+// they are, under the canonical form. A static resource, or a template
+// that cannot give its variables back (RFC 6570 round trips do not hold
+// for every template), has no other form: ok is false.
+func (r *Registry) canonical(t target, u string) (canon string, ok bool) {
+	if t.tmpl == nil {
+		return "", false
+	}
+	canon, err := t.tmpl.compiled.Expand(t.vars.Map())
+	if err != nil || canon == u {
+		return "", false
+	}
+	back, err := r.resolve(canon)
+	if err != nil || back.tmpl != t.tmpl {
+		return "", false
+	}
+	return canon, true
+}

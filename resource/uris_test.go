@@ -276,3 +276,31 @@ func TestWithExistsNil(t *testing.T) {
 	require.Error(t, err)
 	assert.Zero(t, reg.RemoveTemplates("rows://{id}"), "nothing was added")
 }
+
+// A template instance is subscribed to, and reported, under the
+// registry's own spelling of it only: another spelling would never hear
+// of a change.
+func TestSubscribeCanonicalForm(t *testing.T) {
+	t.Parallel()
+	forEachEra(t, func(t *testing.T, version string) {
+		s := newSubscriptions(t, nil)
+		w := s.watch(t, version)
+		for uri, canon := range map[string]string{
+			"db://users/%34%32": "db://users/42",
+			"db://users/a%2fb":  "db://users/a%2Fb",
+			"db://users/%7Ex":   "db://users/~x",
+		} {
+			jerr := rpcError(t, s.subscribeError(t, w, version, uri))
+			assert.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, uri)
+			assert.Equal(t, `cannot subscribe to "`+uri+`": the server names this resource "`+canon+`"; subscribe to that`, jerr.Message)
+			err := s.reg.Changed(uri)
+			assert.ErrorIs(t, err, resource.ErrInvalidURI, uri)
+			assert.Contains(t, err.Error(), `"`+canon+`"`)
+		}
+		assert.Zero(t, s.stats())
+		w.subscribe(t, "db://users/42", "db://users/a%2Fb")
+		require.NoError(t, s.reg.Changed("db://users/42"))
+		settle()
+		assert.Equal(t, []string{"db://users/42"}, w.taken())
+	})
+}
