@@ -63,6 +63,7 @@ func BenchmarkCodec(b *testing.B) {
 						for b.Loop() {
 							s = enc.Encode(method, bc.scope, p)
 						}
+						b.ReportMetric(float64(len(s)), "chars")
 					case "decode":
 						for b.Loop() {
 							if _, err := dec.Decode(method, bc.scope, s); err != nil {

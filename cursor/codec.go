@@ -1,7 +1,9 @@
 // Package cursor implements opaque, encrypted, keyset pagination cursors,
 // a sorted in-memory collection to page through, and Paginate, which walks
 // any number of sorted sources (in-memory collections, database tables) as
-// one ordered list.
+// one ordered list. IntKey and TimeKey make keys that sort bytewise as
+// numbers and times do, for providers that list database rows; LoadKeys
+// reads the cursor keys replicas share from a file or the environment.
 //
 // A cursor records where a page ended: the source and the key of its last
 // item. The next page continues after that key (keyset, never an offset),
@@ -9,24 +11,29 @@
 // never skips or repeats an item that existed for all of it.
 //
 // A cursor is encrypted and authenticated with AES-256-GCM (format
-// version 2), with a random nonce: it reveals nothing of the position it
+// version 3), with a random nonce: it reveals nothing of the position it
 // records (two cursors for one position differ) but, by its length, which
-// bucket of 32 bytes the position's length falls in (see Codec.Encode). It is bound to the list method it came from and,
-// optionally, to a scope such as the caller's identity: a client cannot
-// read one, forge one, alter one, or replay one against another method
-// or identity. Every such cursor, as every cursor of another format
-// version, decodes to an error matching ErrInvalid. Keys can be rotated
-// (see Options.Keys).
+// bucket of 32 bytes the position's length falls in (see Codec.Encode),
+// and which key made it, by an identifier derived from the key. It is
+// bound to the list method it came from and, optionally, to a scope such
+// as the caller's identity: a client cannot read one, forge one, alter
+// one, or replay one against another method or scope. Every such cursor,
+// as every cursor of another format version, decodes to an error
+// matching ErrInvalid, and also, for the server's log, one saying why:
+// ErrTampered, ErrUnknownKey, ErrOtherMethod, ErrOtherScope or
+// ErrExpired. Keys can be rotated (see Options.Keys and LoadKeys).
 //
 // The package knows nothing of MCP.
 package cursor
 
 import (
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -39,8 +46,38 @@ import (
 // ErrInvalid is matched (errors.Is) by every error Decode returns: the
 // cursor is malformed, truncated, altered, of another format version,
 // made with an unknown key, expired, or issued for another method or
-// scope.
+// scope. ErrTampered, ErrUnknownKey, ErrOtherMethod, ErrOtherScope and
+// ErrExpired, which each wrap it, say which of the last five it is; a
+// malformed cursor, or one of another format version, matches ErrInvalid
+// only.
+//
+// Why a cursor was refused is for the server's log: a client is best
+// told only that its cursor is invalid.
 var ErrInvalid = errors.New("invalid cursor")
+
+// The reasons Decode gives for refusing a well-formed cursor of the
+// current format version. Each wraps ErrInvalid. A reason is a diagnosis,
+// not a proof: a cursor altered in its key identifier, for one, reads as
+// made with an unknown key.
+var (
+	// ErrTampered means the cursor names one of the codec's keys but
+	// fails authentication under it: it was altered, or corrupted, after
+	// it was issued (or forged).
+	ErrTampered = fmt.Errorf("%w: tampered with", ErrInvalid)
+	// ErrUnknownKey means the cursor was made with a key the codec does
+	// not hold: by another server, or with a key since dropped from
+	// Options.Keys (rotated out too early, or a replica configured with
+	// other keys).
+	ErrUnknownKey = fmt.Errorf("%w: made with an unknown key", ErrInvalid)
+	// ErrOtherMethod means the cursor was issued for another list method
+	// than the one it was sent to.
+	ErrOtherMethod = fmt.Errorf("%w: issued for another method", ErrInvalid)
+	// ErrOtherScope means the cursor was issued for the same method but
+	// another scope, such as another caller.
+	ErrOtherScope = fmt.Errorf("%w: issued for another scope", ErrInvalid)
+	// ErrExpired means the cursor's time to live (Options.TTL) is over.
+	ErrExpired = fmt.Errorf("%w: expired", ErrInvalid)
+)
 
 // MinKeyLength is the shortest key NewCodec accepts, in bytes.
 const MinKeyLength = 16
@@ -49,37 +86,60 @@ const MinKeyLength = 16
 // are invalid at once.
 const MaxLength = 8 << 10
 
-// A cursor (format version 2) is the unpadded base64url encoding of
+// A cursor (format version 3) is the unpadded base64url encoding of
 //
-//	version (1 byte, 2) | nonce (nonceSize bytes, random)
+//	version (1 byte, 3) | key id (idSize bytes) | nonce (nonceSize bytes, random)
 //	| AES-256-GCM ciphertext of the plaintext, with its tag (tagSize bytes)
 //
 // where the plaintext is
 //
 //	flags (1 byte)
 //	| expiry (signed varint, Unix milliseconds; if flags&flagExpiry)
+//	| binding (bindingSize bytes) | method tag (methodTagSize bytes)
 //	| len(Source) (uvarint) | len(Key) (uvarint) | Source | Key
 //	| zero bytes, fewest that make the plaintext a multiple of padTo bytes
 //
-// and the additional data the tag covers is
+// and the additional data the tag covers is version | key id, so that the
+// clear header cannot be altered either.
 //
-//	version | len(method) (uvarint) | method | len(scope) (uvarint) | scope
+// The AES key is derived from a configured key with HKDF-SHA256 (no salt,
+// info keyInfo), so that keys of any length work; the key id is the first
+// idSize bytes of another HKDF-SHA256 output (info keyIDInfo), which
+// tells Decode which key to try and reveals nothing of the key.
 //
-// each length-prefixed so that no two bindings share an input. The AES
-// key is derived from a configured key with HKDF-SHA256 (no salt, info
-// keyInfo), so that keys of any length work.
+// The binding is the first bindingSize bytes of
+//
+//	SHA-256(bindingInfo | len(method) (uvarint) | method | len(scope) (uvarint) | scope)
+//
+// each length-prefixed so that no two bindings share an input: Decode
+// accepts a cursor only if its binding is that of the method and scope it
+// is given, a 128-bit check inside the authenticated plaintext. The
+// method tag, the first methodTagSize bytes of SHA-256(methodInfo |
+// method), only tells, when the binding differs, whether the method does
+// (ErrOtherMethod) or only the scope (ErrOtherScope). Binding the cursor
+// in the plaintext rather than in GCM's additional data is what lets
+// Decode tell these apart from a cursor tampered with: the tag then fails
+// only for the latter.
 //
 // Varints are minimal and the padding is checked, so that a plaintext has
 // one spelling; with the strict base64, so has a cursor for a given nonce.
 const (
-	version    = 2
-	nonceSize  = 12 // GCM's standard nonce: 96 random bits
-	tagSize    = 16 // GCM's full tag
-	headerSize = 1 + nonceSize
-	overhead   = headerSize + tagSize
-	padTo      = 32 // plaintexts are a multiple of this: the length bucket
-	flagExpiry = 1
-	keyInfo    = "mcpres cursor v2"
+	version       = 3
+	idSize        = 4  // the key id
+	nonceSize     = 12 // GCM's standard nonce: 96 random bits
+	tagSize       = 16 // GCM's full tag
+	nonceAt       = 1 + idSize
+	headerSize    = nonceAt + nonceSize // version | key id | nonce
+	overhead      = headerSize + tagSize
+	adSize        = 1 + idSize // the additional data: version | key id
+	bindingSize   = 16
+	methodTagSize = 4
+	padTo         = 32 // plaintexts are a multiple of this: the length bucket
+	flagExpiry    = 1
+	keyInfo       = "mcpres cursor v3"
+	keyIDInfo     = "mcpres cursor v3 key id"
+	bindingInfo   = "mcpres cursor v3 binding\x00"
+	methodInfo    = "mcpres cursor v3 method\x00"
 )
 
 // A Position is where a page ended: the name of the source its last item
@@ -91,14 +151,16 @@ type Position struct {
 
 // Options configures a Codec.
 type Options struct {
-	// Keys encrypt and decrypt cursors (AES-256-GCM): the first encrypts,
-	// each in turn is tried to decrypt, so a key can be rotated in by
+	// Keys encrypt and decrypt cursors (AES-256-GCM): the first encrypts;
+	// Decode uses the one that made the cursor, which the cursor names
+	// by an identifier derived from the key. A key is thus rotated in by
 	// putting it first and out by dropping it once its cursors no longer
-	// matter. Each must be at least MinKeyLength bytes: an AES-256 key is
-	// derived from each with HKDF-SHA256, which does not make a guessable
-	// key strong, so use random bytes (32 are best). Empty means one
-	// random key made by NewCodec: cursors then stay valid for the life
-	// of the Codec only, which is enough for a single server process.
+	// matter (see LoadKeys). Each must be at least MinKeyLength bytes: an
+	// AES-256 key is derived from each with HKDF-SHA256, which does not
+	// make a guessable key strong, so use random bytes (32 are best).
+	// Empty means one random key made by NewCodec: cursors then stay
+	// valid for the life of the Codec only, which is enough for a single
+	// server process.
 	Keys [][]byte
 	// TTL, if positive, is how long a cursor stays valid after it is
 	// issued (rounded up to the millisecond). A Codec with a TTL refuses
@@ -108,23 +170,30 @@ type Options struct {
 	Now func() time.Time
 }
 
-// A Codec turns positions into opaque cursors and back. It is safe for
-// concurrent use.
+// A Codec turns positions into opaque cursors and back. Make one with
+// NewCodec. It is safe for concurrent use.
 type Codec struct {
-	keys    []cipher.AEAD // AES-256-GCM, one per configured key
+	keys    []codecKey // one per configured key, in order
 	ttl     time.Duration
 	now     func() time.Time
 	scratch sync.Pool // *scratch
+}
+
+// A codecKey is a configured key, ready for use.
+type codecKey struct {
+	id   [idSize]byte
+	aead cipher.AEAD // AES-256-GCM
 }
 
 // A scratch holds the buffers one Encode or Decode works in, so that
 // neither allocates but its result. (The AEAD is an interface: whatever
 // is passed to it escapes, so stack buffers would not do.)
 type scratch struct {
-	ad  []byte // additional data: version, method and scope
-	pt  []byte // plaintext
-	raw []byte // version | nonce | ciphertext and tag
-	txt []byte // the cursor
+	ad  [adSize]byte // additional data: version and key id
+	h   []byte       // input to the binding's or method tag's hash
+	pt  []byte       // plaintext
+	raw []byte       // version | key id | nonce | ciphertext and tag
+	txt []byte       // the cursor
 }
 
 // maxPooledBuf bounds the buffers a pooled scratch keeps.
@@ -135,7 +204,7 @@ func (c *Codec) getScratch() *scratch {
 		return st
 	}
 	return &scratch{
-		ad:  make([]byte, 0, 128),
+		h:   make([]byte, 0, 128),
 		pt:  make([]byte, 0, 4*padTo),
 		raw: make([]byte, 0, overhead+4*padTo),
 		txt: make([]byte, 0, 256),
@@ -143,7 +212,7 @@ func (c *Codec) getScratch() *scratch {
 }
 
 func (c *Codec) putScratch(st *scratch) {
-	for _, b := range [...]*[]byte{&st.ad, &st.pt, &st.raw, &st.txt} {
+	for _, b := range [...]*[]byte{&st.h, &st.pt, &st.raw, &st.txt} {
 		if cap(*b) > maxPooledBuf {
 			*b = nil
 		}
@@ -151,17 +220,25 @@ func (c *Codec) putScratch(st *scratch) {
 	c.scratch.Put(st)
 }
 
-// newAEAD returns AES-256-GCM under the key derived from key.
-func newAEAD(key []byte) (cipher.AEAD, error) {
+// makeKey returns AES-256-GCM under the key derived from key, with its id.
+func makeKey(key []byte) (codecKey, error) {
+	id, err := hkdf.Key(sha256.New, key, nil, keyIDInfo, idSize)
+	if err != nil {
+		return codecKey{}, err
+	}
 	k, err := hkdf.Key(sha256.New, key, nil, keyInfo, 32)
 	if err != nil {
-		return nil, err
+		return codecKey{}, err
 	}
 	block, err := aes.NewCipher(k)
 	if err != nil {
-		return nil, err
+		return codecKey{}, err
 	}
-	return cipher.NewGCM(block)
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return codecKey{}, err
+	}
+	return codecKey{id: [idSize]byte(id), aead: aead}, nil
 }
 
 // NewCodec returns a Codec configured by opts, which may be nil. It returns
@@ -190,11 +267,11 @@ func NewCodec(opts *Options) (*Codec, error) {
 		keys = [][]byte{k}
 	}
 	for i, k := range keys {
-		aead, err := newAEAD(k) // k itself is not kept: the caller may reuse it
+		ck, err := makeKey(k) // k itself is not kept: the caller may reuse it
 		if err != nil {
 			return nil, fmt.Errorf("cursor: key %d: %v", i, err)
 		}
-		c.keys = append(c.keys, aead)
+		c.keys = append(c.keys, ck)
 	}
 	return c, nil
 }
@@ -206,17 +283,21 @@ func NewCodec(opts *Options) (*Codec, error) {
 //
 // The plaintext is padded to a multiple of 32 bytes, so that a cursor's
 // length reveals only which bucket of 32 bytes len(Source)+len(Key) falls
-// in, not the length itself nor how it splits between Source and Key: a
-// cursor is 82 characters for up to 29 bytes (23 with a TTL, whose expiry
-// takes 6 bytes until 2039), then about 43 characters more for each 32 bytes more (a
-// Source or Key of 128 bytes or more moves the boundaries by a byte, for
-// its longer length prefix).
+// in, not the length itself nor how it splits between Source and Key. A
+// cursor is 87 characters for up to 9 bytes (3 with a TTL, whose expiry
+// takes 6 bytes until 2039), 130 for up to 41 (35), 172 for up to 73
+// (67), 215 for up to 105 (99): in general ⌈(132+128k)/3⌉ characters for
+// up to 32k−23 bytes (32k−29), about 43 characters more for each 32 bytes
+// more. (A Source or Key of 128 bytes or more moves the boundaries by a
+// byte, for its longer length prefix.) Of a cursor's bytes, 33 are its
+// version, key id, nonce and tag, and 23 of its plaintext are taken by
+// flags, binding to method and scope, and lengths.
 //
 // Encode never fails, but Decode refuses a cursor longer than MaxLength:
-// Source and Key together must stay under about 6,000 bytes. Up to 6,097
-// always fit: MaxLength*3/4 bytes, less 29 of version, nonce and tag,
-// rounded down to a multiple of 32, less at most 15 of flags, expiry and
-// lengths.
+// Source and Key together must stay under about 6,000 bytes. Up to 6,045
+// always fit: MaxLength*3/4 bytes, less 33 of version, key id, nonce and
+// tag, rounded down to a multiple of 32, less at most 35 of flags,
+// expiry, binding, method tag and lengths.
 func (c *Codec) Encode(method, scope string, p Position) string {
 	return c.encode(method, scope, p, nil)
 }
@@ -226,16 +307,21 @@ func (c *Codec) Encode(method, scope string, p Position) string {
 func (c *Codec) encode(method, scope string, p Position, nonce []byte) string {
 	st := c.getScratch()
 	defer c.putScratch(st)
+	k := &c.keys[0]
 
 	// The most the plaintext (and so the cursor) takes: grow the buffers
 	// once, if at all.
-	n := 1 + 3*binary.MaxVarintLen64 + len(p.Source) + len(p.Key)
+	n := 1 + 3*binary.MaxVarintLen64 + bindingSize + methodTagSize + len(p.Source) + len(p.Key)
 	n += padding(n)
 	pt := append(slices.Grow(st.pt[:0], n), 0)
 	if c.ttl > 0 {
 		pt[0] |= flagExpiry
 		pt = binary.AppendVarint(pt, expiry(c.now(), c.ttl))
 	}
+	b := st.binding(method, scope)
+	pt = append(pt, b[:]...)
+	t := st.methodTag(method)
+	pt = append(pt, t[:]...)
 	pt = binary.AppendUvarint(pt, uint64(len(p.Source)))
 	pt = binary.AppendUvarint(pt, uint64(len(p.Key)))
 	pt = append(pt, p.Source...)
@@ -244,14 +330,15 @@ func (c *Codec) encode(method, scope string, p Position, nonce []byte) string {
 	st.pt = pt
 
 	raw := append(slices.Grow(st.raw[:0], overhead+n), version)
+	raw = append(raw, k.id[:]...)
 	raw = append(raw, zeros[:nonceSize]...)
 	if nonce == nil {
-		rand.Read(raw[1:headerSize])
+		rand.Read(raw[nonceAt:headerSize])
 	} else {
-		copy(raw[1:headerSize], nonce)
+		copy(raw[nonceAt:headerSize], nonce)
 	}
-	st.ad = appendAD(st.ad[:0], method, scope)
-	raw = c.keys[0].Seal(raw, raw[1:headerSize], pt, st.ad)
+	copy(st.ad[:], raw) // apart from raw, as Seal asks
+	raw = k.aead.Seal(raw, raw[nonceAt:headerSize], pt, st.ad[:])
 	st.raw = raw
 
 	st.txt = encoding.AppendEncode(slices.Grow(st.txt[:0], encoding.EncodedLen(overhead+n)), raw)
@@ -265,14 +352,25 @@ var zeros [padTo]byte
 // fewest that make it a multiple of padTo.
 func padding(n int) int { return (padTo - n%padTo) % padTo }
 
-// appendAD appends to dst the additional data that binds a cursor to its
-// format version, method and scope.
-func appendAD(dst []byte, method, scope string) []byte {
-	dst = append(dst, version)
-	dst = binary.AppendUvarint(dst, uint64(len(method)))
-	dst = append(dst, method...)
-	dst = binary.AppendUvarint(dst, uint64(len(scope)))
-	return append(dst, scope...)
+// binding returns the binding of a cursor to method and scope.
+func (st *scratch) binding(method, scope string) [bindingSize]byte {
+	h := append(st.h[:0], bindingInfo...)
+	h = binary.AppendUvarint(h, uint64(len(method)))
+	h = append(h, method...)
+	h = binary.AppendUvarint(h, uint64(len(scope)))
+	h = append(h, scope...)
+	st.h = h
+	sum := sha256.Sum256(h)
+	return [bindingSize]byte(sum[:])
+}
+
+// methodTag returns the method tag of a cursor for method.
+func (st *scratch) methodTag(method string) [methodTagSize]byte {
+	h := append(st.h[:0], methodInfo...)
+	h = append(h, method...)
+	st.h = h
+	sum := sha256.Sum256(h)
+	return [methodTagSize]byte(sum[:])
 }
 
 // expiry returns the time, in Unix milliseconds, at which a cursor issued
@@ -292,14 +390,26 @@ func expiry(now time.Time, ttl time.Duration) int64 {
 // the decoder skips).
 var encoding = base64.RawURLEncoding.Strict()
 
-// Decode returns the position a cursor records. It returns an error
-// matching ErrInvalid, saying why, for a cursor that Encode did not produce
-// with one of the Codec's keys, method and scope, that has expired, or
-// that is of another format version (such as the signed, unencrypted
-// cursors of version 1). A Codec with a TTL refuses cursors issued without
-// one (by a Codec with the same key but no TTL): they would never expire.
+// Decode returns the position a cursor records. For any cursor that
+// Encode did not produce with one of the Codec's keys, method and scope,
+// or that has expired, it returns the zero Position and an error matching
+// ErrInvalid, saying why. The error also matches
 //
-// Each key is tried in turn; GCM's tag refuses a wrong key at once.
+//   - ErrUnknownKey if the cursor names none of the Codec's keys;
+//   - ErrTampered if it names one but fails authentication under it;
+//   - ErrOtherMethod if it was issued for another method;
+//   - ErrOtherScope if it was issued for this method but another scope;
+//   - ErrExpired if its TTL is over (it was issued for this method and
+//     scope).
+//
+// A cursor that is too long (see MaxLength), not unpadded base64url,
+// empty, truncated or of another format version (such as versions 1 and
+// 2, which earlier releases issued) matches ErrInvalid only, as does one
+// without an expiry given to a Codec with a TTL (issued by a Codec with
+// the same key but no TTL): it would never expire.
+//
+// Only the keys whose identifier the cursor holds are tried (two keys may
+// share one by chance), so that rotation costs no more than one key.
 func (c *Codec) Decode(method, scope, cursor string) (Position, error) {
 	if len(cursor) > MaxLength {
 		return Position{}, fmt.Errorf("%w: too long", ErrInvalid)
@@ -327,41 +437,51 @@ func (c *Codec) Decode(method, scope, cursor string) (Position, error) {
 	if (len(raw)-overhead)%padTo != 0 {
 		return Position{}, fmt.Errorf("%w: truncated or lengthened", ErrInvalid)
 	}
-	nonce, sealed := raw[1:headerSize], raw[headerSize:]
-	ad := appendAD(st.ad[:0], method, scope)
-	st.ad = ad
+	id, nonce, sealed := [idSize]byte(raw[1:nonceAt]), raw[nonceAt:headerSize], raw[headerSize:]
+	copy(st.ad[:], raw)
 	var pt []byte
-	for _, k := range c.keys {
-		if pt, err = k.Open(st.pt[:0], nonce, sealed, ad); err == nil {
+	known, opened := false, false
+	for i := range c.keys {
+		k := &c.keys[i]
+		if k.id != id {
+			continue
+		}
+		known = true
+		if pt, err = k.aead.Open(st.pt[:0], nonce, sealed, st.ad[:]); err == nil {
+			opened = true
 			break
 		}
 	}
-	if err != nil {
-		return Position{}, fmt.Errorf("%w: altered, or not issued by this server for %s", ErrInvalid, method)
+	switch {
+	case !known:
+		return Position{}, fmt.Errorf("%w (key id %x): not issued by this server, or with a key it no longer holds", ErrUnknownKey, id)
+	case !opened:
+		return Position{}, fmt.Errorf("%w: fails authentication under key id %x", ErrTampered, id)
 	}
 	st.pt = pt[:0]
-	return c.parse(pt)
+	return c.parse(st, pt, method, scope)
 }
 
-// parse returns the position a decrypted plaintext records. Only a key
-// holder makes plaintexts, but their layout is checked all the same.
-func (c *Codec) parse(pt []byte) (Position, error) {
+// parse returns the position a decrypted plaintext records, if it is
+// bound to method and scope and has not expired. Only a key holder makes
+// plaintexts, but their layout is checked all the same.
+func (c *Codec) parse(st *scratch, pt []byte, method, scope string) (Position, error) {
 	flags, rest := pt[0], pt[1:]
 	if flags&^flagExpiry != 0 {
 		return Position{}, fmt.Errorf("%w: unknown flags %#x", ErrInvalid, flags)
 	}
+	var exp int64
 	if flags&flagExpiry != 0 {
-		exp, n := varint(rest)
-		if n <= 0 {
+		var n int
+		if exp, n = varint(rest); n <= 0 {
 			return Position{}, fmt.Errorf("%w: malformed expiry", ErrInvalid)
 		}
-		if c.now().UnixMilli() >= exp {
-			return Position{}, fmt.Errorf("%w: expired", ErrInvalid)
-		}
 		rest = rest[n:]
-	} else if c.ttl > 0 {
-		return Position{}, fmt.Errorf("%w: no expiry", ErrInvalid)
 	}
+	if len(rest) < bindingSize+methodTagSize { // not after a varint of at most 10 bytes, in 32
+		return Position{}, fmt.Errorf("%w: malformed binding", ErrInvalid)
+	}
+	bind, tag, rest := rest[:bindingSize], rest[bindingSize:bindingSize+methodTagSize], rest[bindingSize+methodTagSize:]
 	srcLen, n := uvarint(rest)
 	if n <= 0 {
 		return Position{}, fmt.Errorf("%w: malformed position", ErrInvalid)
@@ -380,6 +500,21 @@ func (c *Codec) parse(pt []byte) (Position, error) {
 		if b != 0 {
 			return Position{}, fmt.Errorf("%w: malformed padding", ErrInvalid)
 		}
+	}
+
+	// Well formed: is it this request's, and still good?
+	if want := st.binding(method, scope); subtle.ConstantTimeCompare(bind, want[:]) != 1 {
+		if t := st.methodTag(method); !bytes.Equal(tag, t[:]) {
+			return Position{}, fmt.Errorf("%w: not issued by this server for %s", ErrOtherMethod, method)
+		}
+		return Position{}, fmt.Errorf("%w: not issued by this server for this scope of %s", ErrOtherScope, method)
+	}
+	if flags&flagExpiry != 0 {
+		if c.now().UnixMilli() >= exp {
+			return Position{}, fmt.Errorf("%w at %s", ErrExpired, time.UnixMilli(exp).UTC().Format(time.RFC3339Nano))
+		}
+	} else if c.ttl > 0 {
+		return Position{}, fmt.Errorf("%w: no expiry, but the codec has a TTL", ErrInvalid)
 	}
 	s := string(body) // one allocation for both
 	return Position{Source: s[:srcLen], Key: s[srcLen:]}, nil

@@ -2,10 +2,15 @@ package cursor
 
 import (
 	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -122,7 +127,8 @@ func TestEncodeNonce(t *testing.T) {
 		cursors[s] = true
 		raw := rawOf(t, s)
 		assert.Equal(t, byte(version), raw[0])
-		nonces[string(raw[1:headerSize])] = true
+		assert.Equal(t, c1.keys[0].id[:], raw[1:nonceAt])
+		nonces[string(raw[nonceAt:headerSize])] = true
 		got, err := c2.Decode("m", "x", s)
 		require.NoError(t, err)
 		assert.Equal(t, p, got)
@@ -131,7 +137,7 @@ func TestEncodeNonce(t *testing.T) {
 
 	n := testNonce
 	s := c1.encode("m", "x", p, n)
-	assert.Equal(t, n, rawOf(t, s)[1:headerSize], "the nonce follows the version, in clear")
+	assert.Equal(t, n, rawOf(t, s)[nonceAt:headerSize], "the nonce follows the version and key id, in clear")
 	assert.Equal(t, s, c2.encode("m", "x", p, n))
 	assert.NotEqual(t, s, c1.encode("m", "y", p, n))
 	assert.NotEqual(t, s, c1.encode("n", "x", p, n))
@@ -287,6 +293,7 @@ func TestDecodeWrongBinding(t *testing.T) {
 	assertInvalid(t, c, "abc", "", s)
 	_, err = c.Decode("a", "bc", s)
 	assert.ErrorContains(t, err, "not issued by this server for a")
+	assert.ErrorIs(t, err, ErrOtherMethod)
 }
 
 func TestDecodeForeignKey(t *testing.T) {
@@ -303,6 +310,141 @@ func TestDecodeForeignKey(t *testing.T) {
 	almost[len(almost)-1] ^= 1
 	assertInvalid(t, newTestCodec(t, &Options{Keys: [][]byte{almost}}), "m", "", mine.Encode("m", "", p))
 	assertInvalid(t, newTestCodec(t, &Options{Keys: [][]byte{testKey[:16]}}), "m", "", mine.Encode("m", "", p))
+	// Each fixed key has its own key id: the reason is the unknown key.
+	_, err := mine.Decode("m", "", theirs.Encode("m", "", p))
+	assert.ErrorIs(t, err, ErrUnknownKey)
+	_, err = newTestCodec(t, &Options{Keys: [][]byte{almost}}).Decode("m", "", mine.Encode("m", "", p))
+	assert.ErrorIs(t, err, ErrUnknownKey)
+}
+
+// Two keys whose key ids are the same (72a809a2), found by a search.
+var (
+	twinKey1 = []byte("colliding key 0000049403")
+	twinKey2 = []byte("colliding key 0000103101")
+)
+
+// TestSharedKeyID checks that keys which share a key id by chance are
+// each tried in turn, and that a cursor under one of them is refused by a
+// codec holding only the other: as tampered, since the id is known.
+func TestSharedKeyID(t *testing.T) {
+	p := Position{Source: "s", Key: "k"}
+	one := newTestCodec(t, &Options{Keys: [][]byte{twinKey1}})
+	two := newTestCodec(t, &Options{Keys: [][]byte{twinKey2}})
+	require.Equal(t, one.keys[0].id, two.keys[0].id)
+	both := newTestCodec(t, &Options{Keys: [][]byte{twinKey1, twinKey2}})
+	for _, c := range []*Codec{one, two, both} {
+		got, err := both.Decode("m", "x", c.Encode("m", "x", p))
+		require.NoError(t, err)
+		assert.Equal(t, p, got)
+	}
+	_, err := one.Decode("m", "x", two.Encode("m", "x", p))
+	assert.ErrorIs(t, err, ErrTampered)
+	_, err = both.Decode("m", "y", two.Encode("m", "x", p))
+	assert.ErrorIs(t, err, ErrOtherScope)
+}
+
+// TestKeyID checks that a cursor names the key that made it by an id that
+// is fixed for the key, differs between keys, and shows none of the key.
+func TestKeyID(t *testing.T) {
+	p := Position{Source: "s", Key: "k"}
+	ids := map[[idSize]byte]string{}
+	for _, key := range [][]byte{testKey, otherKey, newKey, testKey[:16], []byte("0123456789abcdef0123456789abcdeg")} {
+		c := newTestCodec(t, &Options{Keys: [][]byte{key}})
+		id := c.keys[0].id
+		assert.Equal(t, id, newTestCodec(t, &Options{Keys: [][]byte{key}}).keys[0].id, "fixed")
+		assert.NotContains(t, ids, id, "key %q", key)
+		ids[id] = string(key)
+		assert.False(t, bytes.Contains(key, id[:]), "the id is not part of the key")
+		s := c.Encode("m", "", p)
+		assert.Equal(t, id[:], rawOf(t, s)[1:nonceAt])
+		assert.Empty(t, leaks(t, s, string(key)))
+	}
+	// A rotated codec encrypts with, and names, its first key.
+	rotated := newTestCodec(t, &Options{Keys: [][]byte{newKey, testKey}})
+	assert.Equal(t, rotated.keys[0].id[:], rawOf(t, rotated.Encode("m", "", p))[1:nonceAt])
+	assert.Equal(t, newTestCodec(t, &Options{Keys: [][]byte{newKey}}).keys[0].id, rotated.keys[0].id)
+}
+
+// TestDecodeReasons checks that each reason for refusing a cursor is told
+// apart, matched by errors.Is with its own error, with ErrInvalid, and
+// with none of the others.
+func TestDecodeReasons(t *testing.T) {
+	const method, scope = "resources/list", "user:ada"
+	p := Position{Source: "s", Key: "k"}
+	issued := time.Unix(1_800_000_000, 0)
+	clock := &fakeClock{now: issued}
+	opts := func(keys ...[]byte) *Options { return &Options{Keys: keys, TTL: time.Minute, Now: clock.Now} }
+	c := newTestCodec(t, opts(newKey, testKey))
+	second := newTestCodec(t, opts(testKey))
+	foreign := newTestCodec(t, opts(otherKey))
+	random := newTestCodec(t, opts())
+	noTTL := newTestCodec(t, &Options{Keys: [][]byte{testKey}, Now: clock.Now})
+	valid := c.Encode(method, scope, p)
+	long := rawOf(t, c.Encode(method, scope, Position{Key: strings.Repeat("k", 100)}))
+	shortened := encoding.EncodeToString(slices.Delete(long, headerSize, headerSize+padTo))
+	flip := func(s string, i int) string {
+		raw := rawOf(t, s)
+		raw[(i+len(raw))%len(raw)] ^= 1
+		return encoding.EncodeToString(raw)
+	}
+	reasons := []error{ErrTampered, ErrUnknownKey, ErrOtherMethod, ErrOtherScope, ErrExpired}
+	type call struct{ method, scope string }
+	mine := call{method, scope}
+	for _, tc := range []struct {
+		name   string
+		call   call
+		cursor string
+		later  time.Duration // after issue
+		want   error         // nil: ErrInvalid and no other
+		says   string
+	}{
+		{"tampered: a ciphertext bit", mine, flip(valid, headerSize+3), 0, ErrTampered, "tampered with"},
+		{"tampered: the tag", mine, flip(valid, -1), 0, ErrTampered, ""},
+		{"tampered: the nonce", mine, flip(valid, nonceAt), 0, ErrTampered, ""},
+		{"tampered: the version", mine, flip(valid, 0), 0, nil, "unknown version 2"},
+		{"tampered: a bucket removed", mine, shortened, 0, ErrTampered, ""},
+		{"tampered: under the second key", mine, flip(second.Encode(method, scope, p), headerSize), 0, ErrTampered, ""},
+		{"unknown key", mine, foreign.Encode(method, scope, p), 0, ErrUnknownKey, "made with an unknown key"},
+		{"unknown key: a random one", mine, random.Encode(method, scope, p), 0, ErrUnknownKey, ""},
+		{"unknown key: the id altered", mine, flip(valid, 1), 0, ErrUnknownKey, ""},
+		{"other method", call{"resources/templates/list", scope}, valid, 0, ErrOtherMethod,
+			"issued for another method: not issued by this server for resources/templates/list"},
+		{"other method: the same bytes", call{"resources/lis", "t" + scope}, valid, 0, ErrOtherMethod, ""},
+		{"other method and scope", call{"", ""}, valid, 0, ErrOtherMethod, ""},
+		{"other method, and expired", call{"resources/templates/list", scope}, valid, time.Hour, ErrOtherMethod, ""},
+		{"other scope", call{method, "user:bob"}, valid, 0, ErrOtherScope, "issued for another scope"},
+		{"other scope: none", call{method, ""}, valid, 0, ErrOtherScope, ""},
+		{"other scope, and expired", call{method, "user:bob"}, valid, time.Hour, ErrOtherScope, ""},
+		{"expired", mine, valid, time.Minute, ErrExpired, "expired at 2027-01-15T08:01:00Z"},
+		{"expired long ago", mine, valid, 1000 * time.Hour, ErrExpired, ""},
+		{"unknown version 2", mine, encodeV2(testKey, method, scope, p), 0, nil, "unknown version 2"},
+		{"unknown version 1", mine, newSignedCodec(t, [][]byte{testKey}, time.Minute, clock.Now).Encode(method, scope, p), 0, nil, "unknown version 1"},
+		{"no expiry", mine, noTTL.Encode(method, scope, p), 0, nil, "no expiry"},
+		{"not base64url", mine, valid[:len(valid)-1], 0, nil, "not base64url"},
+		{"truncated", mine, encoding.EncodeToString(rawOf(t, valid)[:overhead]), 0, nil, "truncated"},
+		{"empty", mine, "", 0, nil, "empty"},
+		{"too long", mine, strings.Repeat("A", MaxLength+1), 0, nil, "too long"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock.Set(issued.Add(tc.later))
+			defer clock.Set(issued)
+			got, err := c.Decode(tc.call.method, tc.call.scope, tc.cursor)
+			require.Error(t, err)
+			assert.Equal(t, Position{}, got)
+			assert.ErrorIs(t, err, ErrInvalid)
+			for _, r := range reasons {
+				assert.Equal(t, r == tc.want, errors.Is(err, r), "errors.Is(%q, %q)", err, r)
+			}
+			assert.True(t, strings.HasPrefix(err.Error(), ErrInvalid.Error()+": "), "error %q", err)
+			if tc.says != "" {
+				assert.ErrorContains(t, err, tc.says)
+			}
+		})
+	}
+	// The cursor itself was good all along.
+	got, err := c.Decode(method, scope, valid)
+	require.NoError(t, err)
+	assert.Equal(t, p, got)
 }
 
 func TestRotation(t *testing.T) {
@@ -320,6 +462,7 @@ func TestRotation(t *testing.T) {
 	assertInvalid(t, onlyNew, "m", "", fromOld)
 	_, err = onlyNew.Decode("m", "", fromOld)
 	assert.ErrorContains(t, err, "not issued by this server")
+	assert.ErrorIs(t, err, ErrUnknownKey, "the old key was dropped")
 
 	// [new, old] encrypts with new: onlyNew accepts it, old does not.
 	fromBoth := both.Encode("m", "", p)
@@ -380,7 +523,7 @@ func TestExpiry(t *testing.T) {
 				clock.Set(start.Add(d))
 				assertInvalid(t, c, "m", "", s)
 				_, err := c.Decode("m", "", s)
-				assert.ErrorContains(t, err, "expired", "%v after issue", d)
+				assert.ErrorIs(t, err, ErrExpired, "%v after issue", d)
 			}
 			// The other codecs sharing the key and clock agree.
 			c2 := newTestCodec(t, &Options{Keys: [][]byte{testKey}, TTL: time.Minute, Now: clock.Now})
@@ -490,21 +633,23 @@ func TestCodecConcurrent(t *testing.T) {
 // that positions up to the documented size fit.
 func TestMaxLength(t *testing.T) {
 	c := newTestCodec(t, nil)
-	// MaxLength base64 characters are 6,144 bytes: 29 of overhead (version,
-	// nonce and tag) leave 6,115 for the plaintext, which is a multiple of
-	// 32: 6,112. Of those, 1 is flags, 1 the source length, 2 the key
-	// length: the longest key is 6,108 bytes, in a cursor of 8,188
-	// characters, as close to MaxLength as a cursor gets.
-	fits := Position{Key: strings.Repeat("k", 6108)}
+	// MaxLength base64 characters are 6,144 bytes: 33 of overhead (version,
+	// key id, nonce and tag) leave 6,111 for the plaintext, which is a
+	// multiple of 32: 6,080. Of those, 1 is flags, 20 the binding and
+	// method tag, 1 the source length, 2 the key length: the longest key
+	// is 6,056 bytes, in a cursor of 8,151 characters, as close to
+	// MaxLength as a cursor gets (the next bucket is 8,194).
+	fits := Position{Key: strings.Repeat("k", 6056)}
 	s := c.Encode("m", "", fits)
-	require.Len(t, s, 8188)
+	require.Len(t, s, 8151)
 	got, err := c.Decode("m", "", s)
 	require.NoError(t, err)
 	assert.Equal(t, fits, got)
-	// A cursor of MaxLength characters is looked at (and is 4 too long
-	// for its bucket here).
-	_, err = c.Decode("m", "", s+"AAAA")
+	// A cursor of MaxLength characters is looked at (and is too long for
+	// its bucket here).
+	_, err = c.Decode("m", "", s+strings.Repeat("A", MaxLength-len(s)))
 	assert.ErrorIs(t, err, ErrInvalid)
+	assert.ErrorContains(t, err, "lengthened")
 	assert.NotContains(t, err.Error(), "too long")
 
 	tooLong := Position{Key: fits.Key + "k"}
@@ -520,7 +665,7 @@ func TestMaxLength(t *testing.T) {
 		c = newTestCodec(t, &Options{Keys: [][]byte{testKey}, TTL: ttl})
 		for _, p := range []Position{
 			{Source: strings.Repeat("s", 3000), Key: strings.Repeat("k", 3000)},
-			{Source: strings.Repeat("s", 200), Key: strings.Repeat("k", 6097-200)},
+			{Source: strings.Repeat("s", 200), Key: strings.Repeat("k", 6045-200)},
 		} {
 			s := c.Encode("m", "", p)
 			assert.LessOrEqual(t, len(s), MaxLength)
@@ -531,22 +676,30 @@ func TestMaxLength(t *testing.T) {
 	}
 }
 
-// TestVersion checks that a cursor of any format version but 2, among
-// them the signed cursors of version 1 made with the same key, is refused
-// before anything else, saying so.
+// TestVersion checks that a cursor of any format version but 3, among
+// them the signed cursors of version 1 and the encrypted ones of version 2
+// made with the same key, is refused before anything else, saying so.
 func TestVersion(t *testing.T) {
 	c := newTestCodec(t, nil)
 	p := Position{Source: "s", Key: "k"}
 	s := c.Encode("m", "", p)
-	assert.Equal(t, byte(2), rawOf(t, s)[0])
+	assert.Equal(t, byte(3), rawOf(t, s)[0])
 
 	v1 := newSignedCodec(t, [][]byte{testKey}, 0, nil).Encode("m", "", p)
 	assertInvalid(t, c, "m", "", v1)
 	_, err := c.Decode("m", "", v1)
 	assert.ErrorContains(t, err, "unknown version 1")
 
+	v2 := encodeV2(testKey, "m", "", p)
+	assertInvalid(t, c, "m", "", v2)
+	_, err = c.Decode("m", "", v2)
+	assert.ErrorContains(t, err, "unknown version 2")
+	for _, r := range []error{ErrTampered, ErrUnknownKey, ErrOtherMethod, ErrOtherScope, ErrExpired} {
+		assert.NotErrorIs(t, err, r)
+	}
+
 	raw := rawOf(t, s)
-	for _, v := range []byte{0, 1, 3, 4, 0x80, 0xff} {
+	for _, v := range []byte{0, 1, 2, 4, 0x80, 0xff} {
 		raw[0] = v
 		other := encoding.EncodeToString(raw)
 		assertInvalid(t, c, "m", "", other)
@@ -573,7 +726,7 @@ func leaks(t testing.TB, cursor string, secrets ...string) []string {
 
 // TestRevealsNothing checks that neither a cursor's bytes nor its text
 // show any part of the position it records, that two cursors for one
-// position differ, and that keys of length 1 and 20 make cursors of one
+// position differ, and that keys of length 10 and 30 make cursors of one
 // length.
 func TestRevealsNothing(t *testing.T) {
 	p := Position{Source: "tenant-b/catalog", Key: "product/personas"}
@@ -609,7 +762,7 @@ func TestRevealsNothing(t *testing.T) {
 				// Encode's own cursors: random nonces.
 				a, b := c.Encode(method, scope, p), c.Encode(method, scope, p)
 				assert.NotEqual(t, a, b)
-				assert.NotEqual(t, rawOf(t, a)[1:headerSize], rawOf(t, b)[1:headerSize])
+				assert.NotEqual(t, rawOf(t, a)[nonceAt:headerSize], rawOf(t, b)[nonceAt:headerSize])
 				for _, s := range []string{a, b} {
 					raw := string(rawOf(t, s))
 					assert.NotContains(t, raw, p.Key)
@@ -619,9 +772,10 @@ func TestRevealsNothing(t *testing.T) {
 					assert.Equal(t, p, got)
 				}
 
-				// Keys of length 1 and 20 (and all between) share a bucket.
-				short := c.Encode(method, scope, Position{Source: "db", Key: "k"})
-				for n := 2; n <= 20; n++ {
+				// Keys of length 10 and 30 (and all between) share a
+				// bucket, with a TTL or without.
+				short := c.Encode(method, scope, Position{Source: "db", Key: strings.Repeat("k", 10)})
+				for n := 11; n <= 30; n++ {
 					long := c.Encode(method, scope, Position{Source: "db", Key: strings.Repeat("k", n)})
 					assert.Len(t, long, len(short), "key of %d bytes", n)
 				}
@@ -639,7 +793,7 @@ func TestLengthBuckets(t *testing.T) {
 	clock := func() time.Time { return time.Unix(1_800_000_000, 0) }
 	for _, ttl := range []time.Duration{0, time.Hour} {
 		c := newTestCodec(t, &Options{Keys: [][]byte{testKey}, TTL: ttl, Now: clock})
-		header := 1 // flags
+		header := 1 + bindingSize + methodTagSize // flags, binding, method tag
 		if ttl > 0 {
 			header += len(binary.AppendVarint(nil, expiry(clock(), ttl)))
 		}
@@ -653,48 +807,106 @@ func TestLengthBuckets(t *testing.T) {
 			swapped := c.Encode("m", "", Position{Source: p.Key, Key: p.Source})
 			assert.Len(t, swapped, len(s))
 		}
-		// The documented sizes: 82 characters up to 29 bytes (23 with a
-		// TTL), then about 43 more for every 32 bytes.
-		small := 29
-		if ttl > 0 {
-			small = 23
+		// The documented sizes: 87, 130, 172 and 215 characters up to
+		// 9, 41, 73 and 105 bytes (3, 35, 67 and 99 with a TTL), and in
+		// general ⌈(132+128k)/3⌉ characters up to 32k−23 bytes (32k−29).
+		chars := func(k int) int { return (132 + 128*k + 2) / 3 }
+		assert.Equal(t, []int{87, 130, 172, 215}, []int{chars(1), chars(2), chars(3), chars(4)})
+		for k := 1; k <= 8; k++ {
+			most := 32*k - 23
+			if ttl > 0 {
+				most = 32*k - 29
+			}
+			// Source and Key under 128 bytes each.
+			split := func(n int) Position {
+				return Position{Source: strings.Repeat("s", n/2), Key: strings.Repeat("k", n-n/2)}
+			}
+			assert.Len(t, c.Encode("m", "", split(most)), chars(k), "TTL %v, %d bytes", ttl, most)
+			assert.Len(t, c.Encode("m", "", split(most+1)), chars(k+1), "TTL %v, %d bytes", ttl, most+1)
+			// A Key of 128 bytes or more takes a byte more.
+			if most >= 128 {
+				most--
+			}
+			assert.Len(t, c.Encode("m", "", Position{Key: strings.Repeat("k", most)}), chars(k), "TTL %v, a key of %d bytes", ttl, most)
+			assert.Len(t, c.Encode("m", "", Position{Key: strings.Repeat("k", most+1)}), chars(k+1), "TTL %v, a key of %d bytes", ttl, most+1)
 		}
-		assert.Len(t, c.Encode("m", "", Position{Key: strings.Repeat("k", small)}), 82)
-		assert.Len(t, c.Encode("m", "", Position{Key: strings.Repeat("k", small+1)}), 124)
-		assert.Len(t, c.Encode("m", "", Position{Key: strings.Repeat("k", small+1+32)}), 167)
+		if ttl == 0 {
+			assert.Len(t, c.Encode("m", "", Position{Key: strings.Repeat("k", 9)}), 87)
+		} else {
+			assert.Len(t, c.Encode("m", "", Position{Key: strings.Repeat("k", 3)}), 87)
+		}
 	}
 }
 
 func uvarintLen(n int) int { return len(binary.AppendUvarint(nil, uint64(n))) }
 
 // seal returns the cursor for plaintext pt, which need not be well
-// formed, as c would encrypt it for method and scope.
-func seal(c *Codec, method, scope string, pt []byte) string {
-	raw := append([]byte{version}, testNonce...)
-	raw = c.keys[0].Seal(raw, testNonce, pt, appendAD(nil, method, scope))
+// formed, as c would encrypt it.
+func seal(c *Codec, pt []byte) string {
+	k := c.keys[0]
+	raw := append(append([]byte{version}, k.id[:]...), testNonce...)
+	raw = k.aead.Seal(raw, testNonce, pt, raw[:adSize:adSize])
 	return encoding.EncodeToString(raw)
+}
+
+// bound returns the binding and method tag of a cursor for method and
+// scope.
+func bound(method, scope string) []byte {
+	var st scratch
+	b, t := st.binding(method, scope), st.methodTag(method)
+	return append(b[:], t[:]...)
+}
+
+// encodeV2 returns the cursor a Codec of format version 2 (the version
+// before this one) made for p with key, method and scope: the same
+// plaintext but for the binding, which was GCM's additional data, and
+// another HKDF info.
+func encodeV2(key []byte, method, scope string, p Position) string {
+	k, err := hkdf.Key(sha256.New, key, nil, "mcpres cursor v2", 32)
+	if err != nil {
+		panic(err)
+	}
+	block, _ := aes.NewCipher(k)
+	aead, _ := cipher.NewGCM(block)
+	pt := binary.AppendUvarint([]byte{0}, uint64(len(p.Source)))
+	pt = binary.AppendUvarint(pt, uint64(len(p.Key)))
+	pt = append(append(pt, p.Source...), p.Key...)
+	pt = append(pt, zeros[:padding(len(pt))]...)
+	ad := binary.AppendUvarint([]byte{2}, uint64(len(method)))
+	ad = append(ad, method...)
+	ad = binary.AppendUvarint(ad, uint64(len(scope)))
+	ad = append(ad, scope...)
+	raw := append([]byte{2}, testNonce...)
+	return encoding.EncodeToString(aead.Seal(raw, testNonce, pt, ad))
 }
 
 // TestDecodeChecksPlaintext checks that Decode refuses a plaintext
 // authenticated by its key but not laid out as Encode lays it out: the
-// padding, its length and the varints have one spelling.
+// padding, its length and the varints have one spelling. It also checks
+// that the binding and method tag decide the reason for a well-formed
+// plaintext of another method or scope.
 func TestDecodeChecksPlaintext(t *testing.T) {
 	clock := func() time.Time { return time.Unix(1_800_000_000, 0) }
 	c := newTestCodec(t, &Options{Keys: [][]byte{testKey}, Now: clock})
 	pad := func(b ...byte) []byte { return append(b, zeros[:padding(len(b))]...) }
 	with := func(b []byte, i int, v byte) []byte { b[i] = v; return b }
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	exp := binary.AppendVarint(nil, clock().Add(time.Hour).UnixMilli())
+	bind := bound("m", "") // what c.Decode("m", "", …) wants
+	flags := func(f byte) []byte { return append([]byte{f}, bind...) }
+	withExp := cat([]byte{flagExpiry}, exp, bind)
+	headerLen := 1 + len(bind)
 
 	for _, tc := range []struct {
 		pt   []byte
 		want Position
 	}{
-		{pad(0, 0, 0), Position{}},
-		{pad(0, 1, 1, 's', 'k'), Position{Source: "s", Key: "k"}},
-		{append([]byte{0, 0, 29}, make([]byte, 29)...), Position{Key: string(make([]byte, 29))}}, // no padding
-		{pad(append(append([]byte{flagExpiry}, exp...), 0, 1, 'k')...), Position{Key: "k"}},
+		{pad(cat(flags(0), []byte{0, 0})...), Position{}},
+		{pad(cat(flags(0), []byte{1, 1, 's', 'k'})...), Position{Source: "s", Key: "k"}},
+		{cat(flags(0), []byte{0, 9}, make([]byte, 9)), Position{Key: string(make([]byte, 9))}}, // no padding
+		{pad(cat(withExp, []byte{0, 1, 'k'})...), Position{Key: "k"}},
 	} {
-		s := seal(c, "m", "", tc.pt)
+		s := seal(c, tc.pt)
 		got, err := c.Decode("m", "", s)
 		require.NoError(t, err, "%x", tc.pt)
 		assert.Equal(t, tc.want, got)
@@ -703,39 +915,49 @@ func TestDecodeChecksPlaintext(t *testing.T) {
 		}
 	}
 
+	ff := bytes.Repeat([]byte{0xff}, 8)
 	for _, tc := range []struct {
 		pt     []byte
 		reason string
 	}{
-		{pad(2, 0, 0), "unknown flags 0x2"},
-		{pad(0x81, 0, 0), "unknown flags 0x81"},
+		{pad(cat(flags(2), []byte{0, 0})...), "unknown flags 0x2"},
+		{pad(cat(flags(0x81), []byte{0, 0})...), "unknown flags 0x81"},
 		{pad(flagExpiry, 0x80, 0x80), "malformed expiry"},                                   // runs into the padding: overlong
 		{append([]byte{flagExpiry}, bytes.Repeat([]byte{0xff}, 31)...), "malformed expiry"}, // never ends
-		{pad(append(append([]byte{flagExpiry}, exp...), 0x80)...), "malformed position"},    // overlong 0
-		{pad(0, 0x81, 0, 's', 'k'), "malformed position"},                                   // overlong 1
-		{pad(0, 0, 0x80, 0), "malformed position"},
-		{pad(0, 30, 0), "malformed position"},                                                      // source longer than the plaintext
-		{pad(0, 1, 29, 's'), "malformed position"},                                                 // key longer
-		{pad(0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0), "malformed position"},    // 2^63-1
-		{pad(0, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1), "malformed position"}, // 2^64-1: wraps
-		{with(pad(0, 1, 1, 's', 'k'), 31, 1), "malformed padding"},                                 // the last byte
-		{with(pad(0, 1, 1, 's', 'k'), 5, 0x80), "malformed padding"},                               // the first
-		{append(pad(0, 1, 1, 's', 'k'), zeros[:]...), "malformed padding"},                         // a bucket too many
+		{pad(cat(withExp, []byte{0x80})...), "malformed position"},                          // overlong 0
+		{pad(cat(flags(0), []byte{0x81, 0, 's', 'k'})...), "malformed position"},            // overlong 1
+		{pad(cat(flags(0), []byte{0, 0x80, 0})...), "malformed position"},
+		{pad(cat(flags(0), []byte{10, 0})...), "malformed position"},                                  // source longer than the plaintext
+		{pad(cat(flags(0), []byte{1, 9, 's'})...), "malformed position"},                              // key longer
+		{pad(cat(flags(0), ff, []byte{0x7f, 0})...), "malformed position"},                            // 2^63-1
+		{pad(cat(flags(0), []byte{1}, ff, []byte{0xff, 1})...), "malformed position"},                 // 2^64-1: wraps
+		{with(pad(cat(flags(0), []byte{1, 1, 's', 'k'})...), 31, 1), "malformed padding"},             // the last byte
+		{with(pad(cat(flags(0), []byte{1, 1, 's', 'k'})...), headerLen+4, 0x80), "malformed padding"}, // the first
+		{append(pad(cat(flags(0), []byte{1, 1, 's', 'k'})...), zeros[:]...), "malformed padding"},     // a bucket too many
 		{make([]byte, 64), "malformed padding"},
+		// Well formed, but for another method or scope: the method tag
+		// tells which. Layout comes first: a plaintext of another
+		// binding but malformed is malformed.
+		{pad(cat([]byte{0}, bound("n", ""), []byte{0, 0})...), "another method"},
+		{pad(cat([]byte{0}, bound("m", "x"), []byte{0, 0})...), "another scope"},
+		{pad(cat([]byte{0}, bound("m", "x")[:bindingSize], bound("n", "")[bindingSize:], []byte{0, 0})...), "another method"},
+		{pad(cat([]byte{0}, bound("n", "")[:bindingSize], bind[bindingSize:], []byte{0, 0})...), "another scope"},
+		{pad(cat([]byte{0}, make([]byte, bindingSize+methodTagSize), []byte{0, 0})...), "another method"},
+		{pad(cat([]byte{0}, bound("n", ""), []byte{0, 0x80, 0})...), "malformed position"},
 	} {
-		s := seal(c, "m", "", tc.pt)
+		s := seal(c, tc.pt)
 		assertInvalid(t, c, "m", "", s)
 		_, err := c.Decode("m", "", s)
 		assert.ErrorContains(t, err, tc.reason, "%x", tc.pt)
 	}
 	// Lengths that no plaintext has.
 	for _, n := range []int{0, 1, 31, 33, 63} {
-		s := seal(c, "m", "", make([]byte, n))
+		s := seal(c, make([]byte, n))
 		assertInvalid(t, c, "m", "", s)
 	}
 	// A TTL codec refuses a cursor without expiry.
 	withTTL := newTestCodec(t, &Options{Keys: [][]byte{testKey}, TTL: time.Hour, Now: clock})
-	_, err := withTTL.Decode("m", "", seal(c, "m", "", pad(0, 0, 0)))
+	_, err := withTTL.Decode("m", "", seal(c, pad(cat(flags(0), []byte{0, 0})...)))
 	assert.ErrorContains(t, err, "no expiry")
 }
 

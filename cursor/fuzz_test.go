@@ -54,10 +54,12 @@ func FuzzDecode(f *testing.F) {
 			f.Add(c.encode("resources/templates/list", fuzzScope, p, n))
 		}
 	}
-	// Version 1 (signed) cursors: refused for their version.
+	// Version 1 (signed) and 2 cursors: refused for their version.
 	v1 := newSignedCodec(f, [][]byte{testKey}, 0, nil)
 	f.Add(v1.Encode(fuzzMethod, fuzzScope, Position{}))
 	f.Add(v1.Encode(fuzzMethod, fuzzScope, testPositions[3]))
+	f.Add(encodeV2(testKey, fuzzMethod, fuzzScope, Position{}))
+	f.Add(encodeV2(testKey, fuzzMethod, fuzzScope, testPositions[3]))
 	for _, s := range []string{"", "A", "AAAA", "not a cursor", "eyJvZmZzZXQiOjEwMH0", "MTAw", "AQ", "AQAA", "AQEA", "Ag", "AgAA", "_-_-", "===="} {
 		f.Add(s)
 	}
@@ -78,7 +80,7 @@ func FuzzDecode(f *testing.F) {
 			if err != nil {
 				t.Fatalf("codec %d: Decode accepted %q, which is not base64url: %v", i, s, err)
 			}
-			if again := c.encode(fuzzMethod, fuzzScope, p, raw[1:headerSize]); again != s {
+			if again := c.encode(fuzzMethod, fuzzScope, p, raw[nonceAt:headerSize]); again != s {
 				t.Fatalf("codec %d: Decode accepted %q as %+q, which encodes as %q", i, s, p, again)
 			}
 		}
@@ -96,8 +98,10 @@ func FuzzMutate(f *testing.F) {
 	}
 	f.Add("s", "k", uint8(mutateInsert), uint16(5), byte('\n'))
 	f.Add("s", "k", uint8(mutateAppend), uint16(0), byte('\r'))
-	f.Add("", "", uint8(mutateReplace), uint16(81), byte('B')) // low bits of the last character
+	f.Add("", "", uint8(mutateReplace), uint16(86), byte('B')) // low bits of the last character
 	f.Add("", "", uint8(mutateReplace), uint16(1), byte('g'))  // the version's last bits
+	f.Add("s", "k", uint8(mutateFlip), uint16(3), byte(2))     // the key id
+	f.Add("s", "k", uint8(mutateSwap), uint16(2), byte(5))     // key id and nonce
 	codecs := fuzzCodecs(f)
 	f.Fuzz(func(t *testing.T, source, key string, op uint8, at uint16, b byte) {
 		p := Position{Source: source, Key: key}
@@ -129,9 +133,11 @@ func FuzzMutate(f *testing.F) {
 // encodes, which are then encoded again: a bit flipped, a byte changed,
 // inserted or deleted, 32 bytes (a padding bucket) inserted or deleted,
 // the cursor cut short, or its nonce, tag or ciphertext taken from another
-// cursor. Most mutations are thus refused by GCM, not by the base64 or
-// the length checks (the test checks that too). The race detector makes
-// Decode ten times slower: under it, the test makes 100,000 mutations.
+// cursor. Most mutations are thus refused by GCM, as tampered with, not
+// by the base64 or the length checks (the test checks that too), and
+// none is taken for a cursor of another method or scope, or an expired
+// one. The race detector makes Decode ten times slower: under it, the
+// test makes 100,000 mutations.
 func TestMutations(t *testing.T) {
 	n := 1_000_000
 	if raceEnabled {
@@ -190,14 +196,26 @@ func TestMutations(t *testing.T) {
 		if !errors.Is(err, ErrInvalid) || p != (Position{}) {
 			t.Fatalf("%q, altered from %q: %+q, %v", m, b.cursor, p, err)
 		}
-		reason := strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": ")
-		refused[strings.TrimRight(reason, "0123456789")]++
+		refused[reasonOf(err)]++
 	}
 	elapsed := time.Since(start)
 	t.Logf("%d mutations in %v (%v each): %d accepted; refused as %v", n, elapsed.Round(time.Millisecond), elapsed/time.Duration(n), accepted, refused)
 	assert.Zero(t, accepted)
-	// Most get as far as GCM, which refuses them.
-	assert.Greater(t, refused["altered, or not issued by this server for "+fuzzMethod], n/2)
+	// Most get as far as GCM, which refuses them; none is taken for a
+	// cursor of another method or scope, or an expired one.
+	assert.Greater(t, refused[ErrTampered.Error()], n/2)
+	assert.Zero(t, refused[ErrOtherMethod.Error()]+refused[ErrOtherScope.Error()]+refused[ErrExpired.Error()])
+}
+
+// reasonOf returns the reason err, from Decode, gives: the reason error's
+// text, or Decode's message without numbers.
+func reasonOf(err error) string {
+	for _, r := range []error{ErrTampered, ErrUnknownKey, ErrOtherMethod, ErrOtherScope, ErrExpired} {
+		if errors.Is(err, r) {
+			return r.Error()
+		}
+	}
+	return strings.TrimRight(err.Error(), "0123456789")
 }
 
 // mutateRandomly alters a valid cursor as TestMutations says; others are
@@ -263,7 +281,7 @@ func mutateBytes(r *rand.Rand, raw []byte, others [][]byte) []byte {
 		}
 	case 13: // another cursor's nonce
 		if len(raw) >= headerSize && len(other) >= headerSize {
-			copy(raw[1:headerSize], other[1:headerSize])
+			copy(raw[nonceAt:headerSize], other[nonceAt:headerSize])
 		}
 	case 14: // another cursor's tag
 		if len(raw) >= tagSize && len(other) >= tagSize {

@@ -16,8 +16,13 @@ import (
 //
 //	SELECT key, … FROM t WHERE key > $after ORDER BY key LIMIT $limit
 //
-// Keys are compared as Go strings compare (bytewise): pad numeric keys so
-// that they sort as numbers, or use keys the database orders bytewise.
+// Keys are compared as Go strings compare (bytewise), and must sort so in
+// the order the provider lists them: numbers as decimal text do not
+// ("10" < "9"), so key integer ids with IntKey and timestamps with
+// TimeKey (TimeKey(t)+IntKey(id) for timestamps that repeat), which sort
+// bytewise as the values do, and turn after back into a value for the
+// query with ParseIntKey and ParseTimeKey; or use text keys the database
+// orders bytewise (a binary or "C" collation).
 type Provider[T any] interface {
 	List(ctx context.Context, after string, limit int) ([]Item[T], error)
 }

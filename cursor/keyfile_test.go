@@ -1,0 +1,184 @@
+package cursor_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpres/mcpres/cursor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Keys of 32, 16 and 24 bytes whose encodings hold each of the
+// characters that differ between the standard and URL-safe alphabets.
+var (
+	key32 = bytes.Repeat([]byte{0xfb, 0xff, 0xbf}, 11)[:32] // "+/+/…" in standard base64
+	key16 = []byte("sixteen bytes!!!")
+	key24 = []byte("twenty-four bytes of key")
+)
+
+func TestParseKeys(t *testing.T) {
+	std, url := base64.StdEncoding, base64.URLEncoding
+	raw, rawURL := base64.RawStdEncoding, base64.RawURLEncoding
+	for _, tc := range []struct {
+		text string
+		want [][]byte
+	}{
+		{std.EncodeToString(key32), [][]byte{key32}},
+		{raw.EncodeToString(key32), [][]byte{key32}},
+		{url.EncodeToString(key32), [][]byte{key32}},
+		{rawURL.EncodeToString(key32), [][]byte{key32}},
+		{std.EncodeToString(key32) + "\n", [][]byte{key32}},
+		{std.EncodeToString(key32) + "\r\n" + std.EncodeToString(key16) + "\r\n", [][]byte{key32, key16}},
+		{std.EncodeToString(key16) + "," + raw.EncodeToString(key24) + " " + rawURL.EncodeToString(key32), [][]byte{key16, key24, key32}},
+		{" \t" + std.EncodeToString(key16) + " , ,\t" + std.EncodeToString(key24) + "  ", [][]byte{key16, key24}},
+		{strings.Join([]string{
+			"# cursor keys: the first encrypts",
+			"",
+			"   # the new key, from 2026-05-01",
+			std.EncodeToString(key24) + "  # trailing comment, " + std.EncodeToString(key16),
+			"#" + std.EncodeToString(key16) + " (dropped)",
+			"",
+			std.EncodeToString(key32) + " #old",
+			"",
+		}, "\n"), [][]byte{key24, key32}},
+	} {
+		got, err := cursor.ParseKeys(tc.text)
+		require.NoError(t, err, "%q", tc.text)
+		assert.Equal(t, tc.want, got, "%q", tc.text)
+	}
+	// What base64 writes.
+	got, err := cursor.ParseKeys("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=\n")
+	require.NoError(t, err)
+	assert.Equal(t, [][]byte{[]byte("0123456789abcdef0123456789abcdef")}, got)
+}
+
+func TestParseKeysErrors(t *testing.T) {
+	good := base64.StdEncoding.EncodeToString(key32)
+	short := base64.StdEncoding.EncodeToString(key16[:15])
+	for _, tc := range []struct {
+		text, says string
+	}{
+		{"", "no keys"},
+		{"\n\n  \n", "no keys"},
+		{"# only a comment\n#" + good, "no keys"},
+		{", ,", "no keys"},
+		{short, "key 1 (line 1) is 15 bytes, fewer than 16"},
+		{good + "\n\n" + short, "key 2 (line 3) is 15 bytes"},
+		{good + "," + good + " " + short, "key 3 (line 1)"},
+		{"not*base64", "key 1 (line 1) is not base64"},
+		{good + "\n" + good[:len(good)-2] + "x=", "key 2 (line 2) is not base64"},
+		{good[:10] + "-_" + good[12:], "is not base64"}, // alphabets mixed
+		{good + "==", "is not base64"},
+		{good[:len(good)-3], "is not base64"},        // cut short
+		{good[:len(good)-2] + "9=", "is not base64"}, // bits that encode nothing: a typo
+		{good + "#comment", "is not base64"},         // a comment begins a field
+		{"\x00" + good, "is not base64"},
+		{"ÿ" + good, "is not base64"},
+	} {
+		keys, err := cursor.ParseKeys(tc.text)
+		if !assert.Error(t, err, "%q", tc.text) {
+			continue
+		}
+		assert.Nil(t, keys)
+		assert.ErrorContains(t, err, tc.says, "%q", tc.text)
+		assert.True(t, strings.HasPrefix(err.Error(), "cursor: "), "%q", err)
+		// Never any key material.
+		for _, field := range strings.FieldsFunc(tc.text, func(r rune) bool { return strings.ContainsRune(", \t\r\n#", r) }) {
+			if len(field) >= 4 {
+				assert.NotContains(t, err.Error(), field[:4], "%q", tc.text)
+			}
+		}
+	}
+}
+
+func TestLoadKeys(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "keys")
+	require.NoError(t, os.WriteFile(file, []byte("# keys\n"+base64.StdEncoding.EncodeToString(key32)+"\n"+base64.StdEncoding.EncodeToString(key16)+"\n"), 0o600))
+	const env = "MCPRES_TEST_CURSOR_KEYS"
+	t.Setenv(env, base64.RawURLEncoding.EncodeToString(key24))
+
+	// A file comes first.
+	keys, from, err := cursor.LoadKeys(file, env)
+	require.NoError(t, err)
+	assert.Equal(t, [][]byte{key32, key16}, keys)
+	assert.Equal(t, "file "+file+" (2 keys)", from)
+
+	// Then the environment.
+	keys, from, err = cursor.LoadKeys("", env)
+	require.NoError(t, err)
+	assert.Equal(t, [][]byte{key24}, keys)
+	assert.Equal(t, "$"+env+" (1 key)", from)
+
+	// Then nothing: the caller uses a random key.
+	for _, envVar := range []string{"", env + "_UNSET", env + "_EMPTY"} {
+		t.Setenv(env+"_EMPTY", "")
+		keys, from, err = cursor.LoadKeys("", envVar)
+		assert.NoError(t, err)
+		assert.Nil(t, keys)
+		assert.Empty(t, from)
+	}
+
+	// The keys made a codec with; the first encrypts.
+	keys, _, err = cursor.LoadKeys(file, "")
+	require.NoError(t, err)
+	codec, err := cursor.NewCodec(&cursor.Options{Keys: keys})
+	require.NoError(t, err)
+	old, err := cursor.NewCodec(&cursor.Options{Keys: [][]byte{key16}})
+	require.NoError(t, err)
+	p := cursor.Position{Key: "k"}
+	got, err := codec.Decode("m", "", old.Encode("m", "", p))
+	require.NoError(t, err)
+	assert.Equal(t, p, got)
+	_, err = old.Decode("m", "", codec.Encode("m", "", p))
+	assert.ErrorIs(t, err, cursor.ErrUnknownKey)
+}
+
+func TestLoadKeysErrors(t *testing.T) {
+	dir := t.TempDir()
+	const env = "MCPRES_TEST_CURSOR_KEYS"
+	t.Setenv(env, base64.StdEncoding.EncodeToString(key32))
+
+	// A file that cannot be read: no fallback to the environment.
+	missing := filepath.Join(dir, "missing")
+	keys, from, err := cursor.LoadKeys(missing, env)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.ErrorContains(t, err, missing)
+	assert.Nil(t, keys)
+	assert.Empty(t, from)
+	_, _, err = cursor.LoadKeys(dir, env) // a directory
+	assert.Error(t, err)
+
+	bad := filepath.Join(dir, "bad")
+	secret := base64.StdEncoding.EncodeToString([]byte("fifteen bytes!!"))
+	require.NoError(t, os.WriteFile(bad, []byte(base64.StdEncoding.EncodeToString(key24)+"\n"+secret+"\n"), 0o600))
+	keys, from, err = cursor.LoadKeys(bad, env)
+	assert.EqualError(t, err, "cursor: keys in file "+bad+": key 2 (line 2) is 15 bytes, fewer than 16")
+	assert.Nil(t, keys)
+	assert.Empty(t, from)
+
+	empty := filepath.Join(dir, "empty")
+	require.NoError(t, os.WriteFile(empty, []byte("# no keys yet\n"), 0o600))
+	_, _, err = cursor.LoadKeys(empty, env)
+	assert.EqualError(t, err, "cursor: keys in file "+empty+": no keys")
+
+	t.Setenv(env, "a,"+secret)
+	keys, from, err = cursor.LoadKeys("", env)
+	assert.EqualError(t, err, "cursor: keys in $"+env+": key 1 (line 1) is not base64")
+	assert.NotContains(t, err.Error(), secret)
+	assert.Nil(t, keys)
+	assert.Empty(t, from)
+}
+
+func TestKeysEnv(t *testing.T) {
+	t.Setenv(cursor.KeysEnv, base64.StdEncoding.EncodeToString(key32)+","+base64.StdEncoding.EncodeToString(key16))
+	keys, from, err := cursor.LoadKeys("", cursor.KeysEnv)
+	require.NoError(t, err)
+	assert.Equal(t, [][]byte{key32, key16}, keys)
+	assert.Equal(t, "$MCPRES_CURSOR_KEYS (2 keys)", from)
+}
