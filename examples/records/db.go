@@ -251,30 +251,32 @@ func (s *store) seedTable(ctx context.Context, t *table) (int, error) {
 	return t.rows, tx.Commit()
 }
 
-// keyWidth is the width ids are zero-padded to in list keys, so that the
-// bytewise order of keys is the numeric order of ids.
-const keyWidth = 19 // int64 ids are at most 19 digits
+// maxIDDigits is the most digits of an id: int64 ids have at most 19.
+const maxIDDigits = 19
 
-func rowKey(id int64) string { return fmt.Sprintf("%0*d", keyWidth, id) }
-
-func rowURI(table string, id int64) string { return "db://" + table + "/" + strconv.FormatInt(id, 10) }
+// rowURI returns the URI of row id of table t, as clients read and
+// subscribe to it: the row template expanded by the registry.
+func rowURI(reg *resource.Registry, t *table, id int64) (string, error) {
+	return reg.Expand(rowTemplate, "table", t.Name, "id", strconv.FormatInt(id, 10))
+}
 
 // lister returns the resources/list provider for table t: one keyset query
 // per page, WHERE id > after ORDER BY id LIMIT limit, so that walking the
-// whole table never holds more than one page of it.
-func (s *store) lister(t *table) resource.ListFunc {
+// whole table never holds more than one page of it. A row's key is
+// cursor.IntKey(id), whose bytewise order is the numeric order of ids;
+// cursor.ParseIntKey turns after back into the id, and "" (the first page)
+// into the smallest int64, before every row. Its URI is built by reg from
+// the row template.
+func (s *store) lister(reg *resource.Registry, t *table) resource.ListFunc {
 	label := "name"
 	if _, ok := t.column("name"); !ok {
 		label = "item"
 	}
 	q := fmt.Sprintf("SELECT id, %s FROM %s WHERE id > %s ORDER BY id LIMIT %s", label, t.Name, s.ph(1), s.ph(2))
 	return func(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
-		var afterID int64
-		if after != "" {
-			var err error
-			if afterID, err = strconv.ParseInt(after, 10, 64); err != nil {
-				return nil, fmt.Errorf("bad key %q: %w", after, err)
-			}
+		afterID, err := cursor.ParseIntKey(after)
+		if err != nil {
+			return nil, err
 		}
 		rows, err := s.db.QueryContext(ctx, q, afterID, limit)
 		if err != nil {
@@ -288,8 +290,12 @@ func (s *store) lister(t *table) resource.ListFunc {
 			if err := rows.Scan(&id, &title); err != nil {
 				return nil, err
 			}
-			page = append(page, cursor.Item[*mcp.Resource]{Key: rowKey(id), Value: &mcp.Resource{
-				URI:      rowURI(t.Name, id),
+			uri, err := rowURI(reg, t, id)
+			if err != nil {
+				return nil, err
+			}
+			page = append(page, cursor.Item[*mcp.Resource]{Key: cursor.IntKey(id), Value: &mcp.Resource{
+				URI:      uri,
 				Name:     t.Name + "/" + strconv.FormatInt(id, 10),
 				Title:    title,
 				MIMEType: "application/json",
@@ -301,7 +307,7 @@ func (s *store) lister(t *table) resource.ListFunc {
 
 // parseID accepts a positive decimal id without sign or leading zeros.
 func parseID(s string) (int64, bool) {
-	if s == "" || s[0] == '0' || len(s) > keyWidth {
+	if s == "" || s[0] == '0' || len(s) > maxIDDigits {
 		return 0, false
 	}
 	for _, c := range s {
@@ -342,15 +348,24 @@ func (s *store) row(ctx context.Context, t *table, id int64) (map[string]any, er
 	return out, nil
 }
 
+// rowVars returns the table and id that the variables of db://{table}/{id}
+// name: a served table and a positive integer id without sign or leading
+// zeros. ok is false for anything else, which names no row.
+func rowVars(vars resource.Vars) (t *table, id int64, ok bool) {
+	if t, ok = tableByName(vars.Get("table")); !ok {
+		return nil, 0, false
+	}
+	if id, ok = parseID(vars.Get("id")); !ok {
+		return nil, 0, false
+	}
+	return t, id, true
+}
+
 // readRow reads db://{table}/{id}: the row as a JSON object. Unknown
 // tables, ids that are not positive integers and missing rows are not
 // found.
 func (s *store) readRow(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
-	t, ok := tableByName(vars.Get("table"))
-	if !ok {
-		return nil, resource.ErrNotFound
-	}
-	id, ok := parseID(vars.Get("id"))
+	t, id, ok := rowVars(vars)
 	if !ok {
 		return nil, resource.ErrNotFound
 	}
@@ -363,6 +378,23 @@ func (s *store) readRow(ctx context.Context, req *mcp.ReadResourceRequest, vars 
 		return nil, err
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: string(data)}}}, nil
+}
+
+// rowExists reports whether db://{table}/{id} names a row, for
+// resources/subscribe (resource.WithExists): a served table, a valid id,
+// and one lookup of the primary key. Anything else, db://nope/1 or
+// db://users/abc, is checked without a query.
+func (s *store) rowExists(ctx context.Context, vars resource.Vars) (bool, error) {
+	t, id, ok := rowVars(vars)
+	if !ok {
+		return false, nil
+	}
+	var one int
+	err := s.db.QueryRowContext(ctx, fmt.Sprintf("SELECT 1 FROM %s WHERE id = %s", t.Name, s.ph(1)), id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // schemaJSON is the content of db://<table>/schema.

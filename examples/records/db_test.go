@@ -2,14 +2,16 @@ package main
 
 import (
 	"path/filepath"
+	"strconv"
 	"testing"
 
+	"github.com/mcpres/mcpres/cursor"
 	"github.com/stretchr/testify/require"
 )
 
 // TestListerKeyset walks users through the provider as the registry does:
 // every call is one query bounded by limit, returns at most limit rows,
-// and resumes after the last key.
+// and resumes after the last key, which is cursor.IntKey(id).
 func TestListerKeyset(t *testing.T) {
 	st, err := openSQLite(filepath.Join(t.TempDir(), "records.db"))
 	require.NoError(t, err)
@@ -22,7 +24,7 @@ func TestListerKeyset(t *testing.T) {
 	require.Zero(t, n, "seeding twice")
 
 	users, _ := tableByName("users")
-	list := st.lister(users)
+	list := st.lister(serveInProcess(t, st).reg, users)
 	const limit = 500
 	after, calls, next := "", 0, int64(1)
 	for {
@@ -33,8 +35,8 @@ func TestListerKeyset(t *testing.T) {
 		require.LessOrEqual(t, cap(page), limit, "a page never holds more than limit rows")
 		for _, it := range page {
 			require.Greater(t, it.Key, after, "keys increase bytewise")
-			require.Equal(t, rowKey(next), it.Key)
-			require.Equal(t, rowURI("users", next), it.Value.URI)
+			require.Equal(t, cursor.IntKey(next), it.Key)
+			require.Equal(t, "db://users/"+strconv.FormatInt(next, 10), it.Value.URI)
 			after = it.Key
 			next++
 		}
@@ -46,12 +48,17 @@ func TestListerKeyset(t *testing.T) {
 	require.Equal(t, 50_000/limit+1, calls, "one call per page, and one that finds the end")
 
 	// A key from the middle resumes there.
-	page, err := list(t.Context(), rowKey(49_999), limit)
+	page, err := list(t.Context(), cursor.IntKey(49_999), limit)
 	require.NoError(t, err)
 	require.Len(t, page, 1)
 	require.Equal(t, "db://users/50000", page[0].Value.URI)
-	_, err = list(t.Context(), "not-a-key", limit)
-	require.Error(t, err)
+	page, err = list(t.Context(), cursor.IntKey(50_000), limit)
+	require.NoError(t, err)
+	require.Empty(t, page)
+	for _, bad := range []string{"not-a-key", "49999", "80000000000000zz"} {
+		_, err = list(t.Context(), bad, limit)
+		require.Error(t, err, bad)
+	}
 }
 
 func TestParseID(t *testing.T) {

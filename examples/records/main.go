@@ -30,10 +30,15 @@
 //
 //	go run ./examples/records -dsn postgres://user:pass@127.0.0.1:5432/db
 //
-// Add -http 127.0.0.1:8080 to serve streamable HTTP instead of stdio. Logs
-// go to stderr: on stdio, stdout carries the protocol. The HTTP server has
-// no authentication and update_row writes to the database; keep it on a
-// loopback address.
+// Add -http 127.0.0.1:8080 to serve streamable HTTP on
+// http://127.0.0.1:8080/mcp instead of stdio: one URL serves clients of
+// every protocol version (resource.NewHTTPHandler), each receiving the
+// updates of what it subscribed to. List cursors are encrypted with the
+// keys -cursor-keys (or $MCPRES_CURSOR_KEYS) gives, so that a walk through
+// the list survives a restart and reaches every replica; without them a
+// random key is made at start-up. Logs go to stderr: on stdio, stdout
+// carries the protocol. The HTTP server has no authentication and
+// update_row writes to the database; keep it on a loopback address.
 package main
 
 import (
@@ -49,18 +54,20 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // config is what the flags set.
 type config struct {
-	dbPath   string
-	dsn      string
-	httpAddr string
-	pageSize int
-	poll     time.Duration
-	readOnly bool
+	dbPath     string
+	dsn        string
+	httpAddr   string
+	cursorKeys string
+	pageSize   int
+	poll       time.Duration
+	readOnly   bool
 }
 
 func main() {
@@ -68,6 +75,7 @@ func main() {
 	flag.StringVar(&cfg.dbPath, "db", "", "SQLite database `file`, created and filled if need be (default records.db in the user cache directory's mcpres folder)")
 	flag.StringVar(&cfg.dsn, "dsn", "", "serve the Postgres database at `url` (postgres://…) instead of SQLite")
 	flag.StringVar(&cfg.httpAddr, "http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080) instead of stdio")
+	flag.StringVar(&cfg.cursorKeys, "cursor-keys", "", "read the keys of list cursors from `file`: one base64 key a line, the first encrypting (default $"+cursor.KeysEnv+", else a random key)")
 	flag.IntVar(&cfg.pageSize, "page-size", 0, "resources/list page size (0 means 100)")
 	flag.DurationVar(&cfg.poll, "poll", 500*time.Millisecond, "how often to check subscribed rows for changes made by other processes")
 	flag.BoolVar(&cfg.readOnly, "read-only", false, "do not offer the update_row tool")
@@ -121,7 +129,11 @@ func run(cfg config, logger *slog.Logger) error {
 		logger.Info("created and filled the tables", "rows", n, "took", time.Since(start).Round(time.Millisecond))
 	}
 
-	server, reg, poller, err := newServer(st, cfg, logger)
+	codec, err := cursorCodec(cfg, logger)
+	if err != nil {
+		return err
+	}
+	server, reg, poller, err := newServer(st, codec, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -139,16 +151,53 @@ func run(cfg config, logger *slog.Logger) error {
 	return err
 }
 
-// newServer returns a server for st's tables, the registry it serves, and
-// the poller behind its subscriptions. The caller closes the registry,
-// then the poller, once the server has stopped.
-func newServer(st *store, cfg config, logger *slog.Logger) (_ *mcp.Server, _ *resource.Registry, _ *poller, err error) {
-	// The poller reports to the registry, which is made after it.
+// cursorCodec returns the codec of list cursors: with the keys of the file
+// cfg.cursorKeys names, else of $MCPRES_CURSOR_KEYS, else with a random
+// key. It logs one line saying which: at Warn for a random key served
+// over HTTP, whose cursors a restart or another replica refuses (on stdio
+// the client's session ends with the process anyway).
+func cursorCodec(cfg config, logger *slog.Logger) (*cursor.Codec, error) {
+	keys, from, err := cursor.LoadKeys(cfg.cursorKeys, cursor.KeysEnv)
+	if err != nil {
+		return nil, err
+	}
+	codec, err := cursor.NewCodec(&cursor.Options{Keys: keys})
+	if err != nil {
+		return nil, fmt.Errorf("cursor keys from %s: %w", from, err)
+	}
+	switch {
+	case len(keys) > 0:
+		logger.Info("list cursors use the given keys", "from", from)
+	case cfg.httpAddr != "":
+		logger.Warn("no cursor keys given: list cursors use a random key, so a client's list walk does not survive a restart or continue on another replica; give -cursor-keys FILE or set " + cursor.KeysEnv)
+	default:
+		logger.Info("no cursor keys given: list cursors use a random key, valid while this process runs")
+	}
+	return codec, nil
+}
+
+// newServer returns a server for st's tables, whose list cursors codec
+// encrypts (nil for a random key), the registry it serves, and the poller
+// behind its subscriptions. The caller closes the registry, then the
+// poller, once the server has stopped.
+func newServer(st *store, codec *cursor.Codec, cfg config, logger *slog.Logger) (_ *mcp.Server, _ *resource.Registry, _ *poller, err error) {
+	// changed tells the registry that a row changed, whoever changed it;
+	// the poller reports to the registry, which is made after it.
 	var reg *resource.Registry
-	p := newPoller(st, cfg.poll, func(uri string) { reg.Changed(uri) }, logger)
+	changed := func(t *table, id int64) {
+		uri, err := rowURI(reg, t, id)
+		if err == nil {
+			err = reg.Changed(uri)
+		}
+		if err != nil {
+			logger.Error("cannot report a changed row", "table", t.Name, "id", id, "error", err)
+		}
+	}
+	p := newPoller(st, cfg.poll, changed, logger)
 	reg, err = resource.NewRegistry(&resource.Options{
 		Logger:   logger,
 		PageSize: cfg.pageSize,
+		Cursors:  codec,
 		Subscriptions: resource.SubscriptionOptions{
 			// Poll a row only while someone is subscribed to it.
 			OnWatch:   p.watch,
@@ -164,20 +213,21 @@ func newServer(st *store, cfg config, logger *slog.Logger) (_ *mcp.Server, _ *re
 		}
 	}()
 
-	// Rows: one template reads them all; one provider per table lists
-	// them, in id order (providers are listed in name order).
+	// Rows: one template reads them all, and tells resources/subscribe
+	// which exist; one provider per table lists them, in id order
+	// (providers are listed in name order).
 	err = reg.AddTemplate(&mcp.ResourceTemplate{
 		URITemplate: rowTemplate,
 		Name:        "row",
 		Title:       "Table rows",
 		Description: "A row of a table, by table name and integer id, as a JSON object.",
 		MIMEType:    "application/json",
-	}, st.readRow)
+	}, st.readRow, resource.WithExists(st.rowExists))
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	for _, t := range tables {
-		if err := reg.AddProvider("db://"+t.Name+"/", st.lister(t)); err != nil {
+		if err := reg.AddProvider("db://"+t.Name+"/", st.lister(reg, t)); err != nil {
 			return nil, nil, nil, err
 		}
 		// The schema: a static resource, which takes precedence over the
@@ -201,7 +251,7 @@ func newServer(st *store, cfg config, logger *slog.Logger) (_ *mcp.Server, _ *re
 		return nil, nil, nil, err
 	}
 	if !cfg.readOnly {
-		addUpdateTool(server, st, reg, p)
+		addUpdateTool(server, st, reg, p, changed)
 	}
 	return server, reg, p, nil
 }
@@ -221,9 +271,9 @@ type updateResult struct {
 }
 
 // addUpdateTool adds update_row, the example's small admin path: it sets a
-// column of a row, and tells the registry, which notifies the row's
-// subscribers.
-func addUpdateTool(server *mcp.Server, st *store, reg *resource.Registry, p *poller) {
+// column of a row, and reports the change with changed, which tells the
+// registry, which notifies the row's subscribers.
+func addUpdateTool(server *mcp.Server, st *store, reg *resource.Registry, p *poller, changed func(t *table, id int64)) {
 	mcp.AddTool(server, &mcp.Tool{
 		Name:        "update_row",
 		Description: "Set one text column of a table row; subscribers to the row's resource are notified.",
@@ -239,17 +289,21 @@ func addUpdateTool(server *mcp.Server, st *store, reg *resource.Registry, p *pol
 		if err != nil {
 			return nil, updateResult{}, err
 		}
-		uri := rowURI(t.Name, args.ID)
+		uri, err := rowURI(reg, t, args.ID)
+		if err != nil {
+			return nil, updateResult{}, err
+		}
 		p.saw(t, args.ID, at) // the poller need not report it again
-		reg.Changed(uri)
+		changed(t, args.ID)
 		return nil, updateResult{URI: uri, UpdatedAt: at}, nil
 	})
 }
 
 // Limits of the HTTP server, for a server reachable by clients it does not
 // trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
-// streams that stay open as long as the client listens (a
-// subscriptions/listen request), and a write deadline would cut them off.
+// streams that stay open as long as the client listens (a 2026-07-28
+// subscriptions/listen request, or an older session's GET stream), and a
+// write deadline would cut them off.
 const (
 	// readHeaderTimeout bounds how long a client may take to send a
 	// request's headers, so that one that trickles them (slowloris) cannot
@@ -265,34 +319,46 @@ const (
 	// maxHeaderBytes caps the size of a request's headers (net/http's
 	// default is 1 MiB).
 	maxHeaderBytes = 64 << 10
+	// sessionTimeout closes a session of a client before 2026-07-28 (and
+	// ends its subscriptions) once the client has sent no request for this
+	// long. An open GET stream does not count as activity: a client that
+	// only listens must ping (go-sdk's ClientOptions.KeepAlive) more often
+	// to keep its session.
+	sessionTimeout = 30 * time.Minute
 )
 
-// serveHTTP serves server over streamable HTTP on addr until ctx is done.
+// mcpPath is the path of the MCP endpoint; every other path is 404.
+const mcpPath = "/mcp"
+
+// serveHTTP serves server over streamable HTTP on http://addr/mcp until
+// ctx is done.
 func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
-	// Stateless serves each request on its own, and is how go-sdk serves
-	// protocol 2026-07-28 over HTTP, whose clients receive resource
-	// updates on their subscriptions/listen streams; older clients are
-	// served too, but receive no notifications outside a request.
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{
-			Stateless: true,
-			// A 2026-07-28 request ends with its HTTP request: when the
-			// client cancels it or hangs up, the read function's context is
-			// cancelled. (Requests of older protocols run to completion.)
-			PropagateRequestCancellation: true,
-		})
+	// One endpoint for every protocol version: 2026-07-28 clients are
+	// served statelessly and receive resource updates on their
+	// subscriptions/listen streams; older clients hold a session and
+	// receive them on its GET stream.
+	mux := http.NewServeMux()
+	mux.Handle(mcpPath, resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
+		// Abandoned sessions, and their subscriptions, are reclaimed.
+		SessionTimeout: sessionTimeout,
+		// A 2026-07-28 request ends with its HTTP request: when the client
+		// cancels it or hangs up, the read function's context is
+		// cancelled. (Older clients cancel with notifications/cancelled,
+		// which their session matches to the request.)
+		PropagateRequestCancellation: true,
+	}))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           mux,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 	}
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String())
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+mcpPath)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -300,6 +366,8 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slo
 		return err
 	case <-ctx.Done():
 	}
+	// Let requests in flight finish, then close whatever connections are
+	// left (a client may hold a notification stream open).
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

@@ -19,54 +19,55 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// These tests build the server and drive the binary with a go-sdk client
-// over stdio, as an MCP host does: against SQLite always, and against
-// Postgres when MCPRES_TEST_POSTGRES_DSN is set.
-
-// protocolVersions are the protocol versions the client negotiates in
-// turn: the last before SEP-2164 changed the not-found code, and the first
-// after.
-var protocolVersions = []string{"2025-11-25", "2026-07-28"}
+// These tests build the server and drive the binary with go-sdk clients
+// of every protocol version (mcptest.Versions), as MCP hosts do: over
+// stdio against SQLite, and against Postgres when MCPRES_TEST_POSTGRES_DSN
+// is set (main_test.go); over streamable HTTP, several clients on one
+// server process, and across restarts (http_test.go). subscribe_test.go
+// checks in process which subscriptions the server refuses.
 
 // binPath is the server binary TestMain builds.
 var binPath string
 
 func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &binPath)) }
 
-// A client is a client session and the updates it received.
+// A client is a client session and the notifications it received.
 type client struct {
 	*mcp.ClientSession
-	updated chan string // notifications/resources/updated, by URI
+	n *mcptest.Notifications
 }
 
 // testPageSize is the server's page size in these tests.
 const testPageSize = 500
+
+// testPoll is the server's -poll in these tests.
+const testPoll = "100ms"
 
 // connect starts the server with args (which choose the database) over
 // stdio and connects to it with protocol version. The server is stopped
 // when t ends.
 func connect(t *testing.T, version string, args ...string) *client {
 	t.Helper()
-	c := &client{updated: make(chan string, 100)}
-	opts := &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			select {
-			case c.updated <- req.Params.URI:
-			default:
-			}
-		},
-	}
-	cs := mcptest.Stdio(t, binPath, append(args, "-page-size", strconv.Itoa(testPageSize), "-poll", "100ms"), version, opts)
+	c := &client{n: new(mcptest.Notifications)}
+	cs := mcptest.Stdio(t, binPath, append(args, "-page-size", strconv.Itoa(testPageSize), "-poll", testPoll), version, c.n.ClientOptions(nil))
 	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
+	require.True(t, cs.InitializeResult().Capabilities.Resources.Subscribe, "subscribe capability")
 	c.ClientSession = cs
 	return c
+}
+
+// rpcError returns err as a JSON-RPC error, failing t if it is not one.
+func rpcError(t *testing.T, err error, what string) *jsonrpc.Error {
+	t.Helper()
+	var jerr *jsonrpc.Error
+	require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", what, err)
+	return jerr
 }
 
 // requireNotFound checks that err is the not-found error of version.
 func requireNotFound(t *testing.T, err error, version, uri string) {
 	t.Helper()
-	var jerr *jsonrpc.Error
-	require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", uri, err)
+	jerr := rpcError(t, err, uri)
 	wantCode := int64(-32002)
 	if version >= "2026-07-28" {
 		wantCode = jsonrpc.CodeInvalidParams
@@ -75,24 +76,34 @@ func requireNotFound(t *testing.T, err error, version, uri string) {
 	require.Equal(t, "Resource not found", jerr.Message, uri)
 }
 
-// waitUpdated waits, for at most ten seconds, for an update of uri.
-func waitUpdated(t *testing.T, c *client, uri string) {
+// requireNoSuchResource checks that err refuses a subscription to uri as
+// one to a resource that does not exist.
+func requireNoSuchResource(t *testing.T, err error, uri string) {
 	t.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		select {
-		case got := <-c.updated:
-			if got == uri {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("no notifications/resources/updated for %s", uri)
-		}
-	}
+	jerr := rpcError(t, err, uri)
+	require.Equal(t, int64(jsonrpc.CodeInvalidParams), jerr.Code, uri)
+	require.Equal(t, fmt.Sprintf("cannot subscribe to %q: no such resource", uri), jerr.Message)
+}
+
+// missingRows are URIs the row template matches that name no row: an
+// unknown table, ids that are not ids, and ids with no row.
+var missingRows = []string{
+	"db://nope/1",
+	"db://users/abc",
+	"db://users/999999999",
+	"db://orders/5001",
+	"db://users/0",
+	"db://users/-1",
+	"db://users/007",
+	"db://users/",
+	"db://users/1%20OR%201=1",
+	"db://users/99999999999999999999999",
+	"db://users;DROP%20TABLE%20users/1",
+	"db://sqlite_master/1",
 }
 
 // readJSON reads uri and decodes its JSON content.
-func readJSON(t *testing.T, c *client, uri string) map[string]any {
+func readJSON(t *testing.T, c *mcp.ClientSession, uri string) map[string]any {
 	t.Helper()
 	res, err := c.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
 	require.NoError(t, err, uri)
@@ -144,52 +155,64 @@ func checkList(t *testing.T, c *client) {
 // checkRead reads rows, schemas, and what is not there.
 func checkRead(t *testing.T, c *client, version string) {
 	t.Helper()
-	row := readJSON(t, c, "db://users/42")
+	row := readJSON(t, c.ClientSession, "db://users/42")
 	require.Equal(t, float64(42), row["id"])
 	require.Equal(t, tables[1].gen(42)[1], row["name"])
 	require.Equal(t, tables[1].gen(42)[2], row["email"])
 	require.Contains(t, row, "updated_at")
-	row = readJSON(t, c, "db://orders/5000")
+	row = readJSON(t, c.ClientSession, "db://orders/5000")
 	require.Equal(t, float64(5000), row["id"])
 	require.Contains(t, row, "amount_cents")
 
-	schema := readJSON(t, c, "db://users/schema")
+	schema := readJSON(t, c.ClientSession, "db://users/schema")
 	require.Equal(t, "users", schema["table"])
 	require.Len(t, schema["columns"], 4)
 
-	for _, uri := range []string{
-		"db://users/999999999",
-		"db://users/0",
-		"db://users/-1",
-		"db://users/007",
-		"db://users/abc",
-		"db://users/1%20OR%201=1",
-		"db://users/99999999999999999999999",
-		"db://nope/1",
-		"db://users;DROP%20TABLE%20users/1",
-		"db://sqlite_master/1",
-	} {
+	for _, uri := range missingRows {
 		_, err := c.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
 		requireNotFound(t, err, version, uri)
 	}
 }
 
+// setName returns a function that sets the name of user id through the
+// update_row tool of c, each time to a new value, which it records in
+// *name.
+func setName(t *testing.T, c *mcp.ClientSession, id int64, name *string) func() {
+	return func() {
+		t.Helper()
+		*name = fmt.Sprintf("Updated %d", time.Now().UnixNano())
+		res, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "update_row", Arguments: map[string]any{
+			"table": "users", "id": id, "column": "name", "value": *name,
+		}})
+		require.NoError(t, err)
+		require.False(t, res.IsError, "update_row: %v", res.Content)
+		var out updateResult
+		data, err := json.Marshal(res.StructuredContent)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(data, &out))
+		require.Equal(t, "db://users/"+strconv.FormatInt(id, 10), out.URI)
+	}
+}
+
 // checkUpdate subscribes to a row and changes it twice: with update_row,
-// and with write, as another process would.
-func checkUpdate(t *testing.T, c *client, id int64, write func(id int64, name string)) {
+// and with write, as another process would. A client before 2026-07-28
+// also has its subscriptions to rows that do not exist refused (a
+// 2026-07-28 client is not told: see TestSubscribeExists).
+func checkUpdate(t *testing.T, c *client, version string, id int64, write func(id int64, name string)) {
 	t.Helper()
 	ctx := t.Context()
-	uri := rowURI("users", id)
+	uri := "db://users/" + strconv.FormatInt(id, 10)
 	require.NoError(t, c.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}))
+	require.NoError(t, c.Subscribe(ctx, &mcp.SubscribeParams{URI: "db://users/schema"}))
+	if version < "2026-07-28" {
+		for _, missing := range missingRows {
+			requireNoSuchResource(t, c.Subscribe(ctx, &mcp.SubscribeParams{URI: missing}), missing)
+		}
+	}
 
-	name := fmt.Sprintf("Updated %d", time.Now().UnixNano())
-	res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "update_row", Arguments: map[string]any{
-		"table": "users", "id": id, "column": "name", "value": name,
-	}})
-	require.NoError(t, err)
-	require.False(t, res.IsError, "update_row: %v", res.Content)
-	waitUpdated(t, c, uri)
-	require.Equal(t, name, readJSON(t, c, uri)["name"])
+	var name string
+	c.n.WaitUpdated(t, uri, setName(t, c.ClientSession, id, &name))
+	require.Equal(t, name, readJSON(t, c.ClientSession, uri)["name"])
 
 	// Refused: an unknown table, a column that is not editable, a missing
 	// row.
@@ -205,10 +228,11 @@ func checkUpdate(t *testing.T, c *client, id int64, write func(id int64, name st
 	}
 
 	// Another process's write is noticed by polling.
-	name = fmt.Sprintf("Elsewhere %d", time.Now().UnixNano())
-	write(id, name)
-	waitUpdated(t, c, uri)
-	require.Equal(t, name, readJSON(t, c, uri)["name"])
+	c.n.WaitUpdated(t, uri, func() {
+		name = fmt.Sprintf("Elsewhere %d", time.Now().UnixNano())
+		write(id, name)
+	})
+	require.Equal(t, name, readJSON(t, c.ClientSession, uri)["name"])
 	require.NoError(t, c.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}))
 }
 
@@ -224,7 +248,7 @@ func writer(t *testing.T, db *sql.DB, ph func(int) string) func(id int64, name s
 
 func TestSQLite(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "records.db")
-	for i, version := range protocolVersions {
+	for i, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			c := connect(t, version, "-db", dbPath)
 			t.Run("list", func(t *testing.T) { checkList(t, c) })
@@ -233,7 +257,7 @@ func TestSQLite(t *testing.T) {
 				st, err := openSQLite(dbPath)
 				require.NoError(t, err)
 				defer st.Close()
-				checkUpdate(t, c, int64(100+i), writer(t, st.db, st.ph))
+				checkUpdate(t, c, version, int64(100+i), writer(t, st.db, st.ph))
 			})
 		})
 	}
@@ -250,7 +274,8 @@ func TestReadOnly(t *testing.T) {
 const postgresDSNEnv = "MCPRES_TEST_POSTGRES_DSN"
 
 // TestPostgres runs the same checks against Postgres, in a schema of its
-// own that it drops afterwards.
+// own that it drops afterwards: over stdio in every protocol version, and
+// the subscriptions the server refuses, in process.
 func TestPostgres(t *testing.T) {
 	dsn := os.Getenv(postgresDSNEnv)
 	if dsn == "" {
@@ -278,16 +303,17 @@ func TestPostgres(t *testing.T) {
 	schemaDSN := u.String()
 	direct, err := openPostgres(schemaDSN)
 	require.NoError(t, err)
-	defer direct.Close()
+	t.Cleanup(func() { direct.Close() }) // after the in-process servers
 
-	for i, version := range protocolVersions {
+	for i, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			c := connect(t, version, "-dsn", schemaDSN)
 			t.Run("list", func(t *testing.T) { checkList(t, c) })
 			t.Run("read", func(t *testing.T) { checkRead(t, c, version) })
-			t.Run("update", func(t *testing.T) { checkUpdate(t, c, int64(100+i), writer(t, direct.db, direct.ph)) })
+			t.Run("update", func(t *testing.T) { checkUpdate(t, c, version, int64(100+i), writer(t, direct.db, direct.ph)) })
 		})
 	}
+	t.Run("subscribe", func(t *testing.T) { checkSubscribeExists(t, direct) })
 	var n int
 	require.NoError(t, direct.db.QueryRowContext(ctx, "SELECT count(*) FROM users").Scan(&n))
 	require.Equal(t, 50_000, n)

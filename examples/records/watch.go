@@ -17,7 +17,7 @@ import (
 type poller struct {
 	st       *store
 	interval time.Duration
-	changed  func(uri string)
+	changed  func(t *table, id int64) // reports a changed row
 	logger   *slog.Logger
 
 	mu      sync.Mutex
@@ -26,11 +26,14 @@ type poller struct {
 	done    chan struct{}               // closed when it has stopped
 }
 
-func newPoller(st *store, interval time.Duration, changed func(uri string), logger *slog.Logger) *poller {
+// newPoller returns a poller of st's rows that checks every interval and
+// reports each row that changed, or went away, with changed.
+func newPoller(st *store, interval time.Duration, changed func(t *table, id int64), logger *slog.Logger) *poller {
 	return &poller{st: st, interval: interval, changed: changed, logger: logger, watched: map[string]map[int64]string{}}
 }
 
-// parseRowURI splits db://<table>/<id> naming a row of a served table.
+// parseRowURI splits db://<table>/<id> naming a row of a served table, as
+// rowURI builds it (an id percent-encoded, %34%32 for 42, is not one).
 func parseRowURI(uri string) (*table, int64, bool) {
 	rest, ok := strings.CutPrefix(uri, "db://")
 	if !ok {
@@ -174,7 +177,7 @@ func (p *poller) poll(ctx context.Context) {
 			}
 			p.mu.Unlock()
 			for _, id := range changed {
-				p.changed(rowURI(t.Name, id))
+				p.changed(t, id)
 			}
 		}
 	}
