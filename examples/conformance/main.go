@@ -9,9 +9,11 @@
 //   - test://static-text, text/plain;
 //   - test://static-binary, image/png: a 1x1 PNG, served as a blob;
 //   - the template test://template/{id}/data, application/json, whose text
-//     contains the id, with completions for {id};
+//     contains the id, with completions for {id}; every id but the empty
+//     one exists (resource.WithExists);
 //   - test://watched-resource, text/plain, which accepts subscriptions and
-//     is reported updated every few seconds (-update).
+//     is reported updated every few seconds (-update), to clients of every
+//     protocol version.
 //
 // Around them it has only what the other scenarios it is run with need:
 // one tool (test_simple_text), so that tools/list has an entry, and one
@@ -20,30 +22,34 @@
 // answers completion/complete for "ref/resource" references itself and
 // leaves "ref/prompt" ones to that handler.
 //
-// Run it over stdio, or over streamable HTTP at http://ADDR/:
+// Run it over stdio, or over streamable HTTP at http://ADDR/mcp:
 //
 //	go run ./examples/conformance
 //	go run ./examples/conformance -http 127.0.0.1:8080
 //
-// Over HTTP it serves statelessly by default, since the suite speaks
-// protocol 2026-07-28 as one stateless POST per request and go-sdk serves
-// that protocol only statelessly; -stateless=false gives sessions (for
-// 2025-11-25 clients only). With port 0 the system picks a free port; the
-// log line "serving MCP over streamable HTTP" gives the URL. Logs go to
-// stderr.
+// Over HTTP, [resource.NewHTTPHandler] serves clients of every protocol
+// version on /mcp (other paths are 404): a 2025-06-18 or 2025-11-25 client
+// gets a session, and its notifications on the session's GET stream; a
+// 2026-07-28 client, which the suite speaks as one POST per request, needs
+// no session, and gets its notifications on its subscriptions/listen
+// stream. With port 0 the system picks a free port; the log line "serving
+// MCP over streamable HTTP" gives the URL. Logs go to stderr.
 //
 // The HTTP server has the limits the other examples' servers have (see
 // their READMEs, "Serving over HTTP"): a request's headers must arrive
 // within 10 s (ReadHeaderTimeout: a slowloris client is disconnected) and
 // the whole request within 30 s (ReadTimeout, lifted once the body is
 // read); an idle keep-alive connection is closed after 2 minutes
-// (IdleTimeout); headers are capped at 64 KiB; with -stateless=false a
-// session whose client sends no request for 30 minutes is closed with its
-// subscriptions (SessionTimeout; an open GET stream does not count); and a
-// 2026-07-28 request whose client cancels it or hangs up cancels the read
-// function's context (PropagateRequestCancellation). There is no
-// WriteTimeout: an event stream (subscriptions/listen, or a session's GET
-// stream) stays open for as long as the client keeps it.
+// (IdleTimeout); headers are capped at 64 KiB; a session whose client
+// sends no request for 30 minutes is closed with its subscriptions
+// (SessionTimeout; an open GET stream does not count); and a 2026-07-28
+// request whose client cancels it or hangs up cancels the read function's
+// context (PropagateRequestCancellation). There is no WriteTimeout: an
+// event stream (subscriptions/listen, or a session's GET stream) stays
+// open for as long as the client keeps it.
+//
+// Its lists fit in one page (three resources, one template), so it issues
+// no list cursors, and needs no cursor keys.
 //
 // scripts/conformance.sh builds this server, starts it with
 // -http 127.0.0.1:0, reads its URL from that log line, runs the pinned
@@ -63,6 +69,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -96,7 +103,6 @@ var promptArgValues = map[string][]string{
 
 func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080, or 127.0.0.1:0 for any free port) instead of stdio")
-	stateless := flag.Bool("stateless", true, "serve streamable HTTP statelessly (needed for protocol 2026-07-28 clients)")
 	update := flag.Duration("update", 3*time.Second, "how often test://watched-resource is reported updated")
 	flag.Parse()
 
@@ -105,7 +111,7 @@ func main() {
 		logger.Error("-update must be positive")
 		os.Exit(2)
 	}
-	if err := run(*httpAddr, *stateless, *update, logger); err != nil {
+	if err := run(*httpAddr, *update, logger); err != nil {
 		logger.Error("server failed", "error", err)
 		os.Exit(1)
 	}
@@ -114,7 +120,7 @@ func main() {
 // run serves the conformance server over stdio, or over streamable HTTP on
 // httpAddr if it is set, until the client hangs up (on stdio) or the
 // process is interrupted.
-func run(httpAddr string, stateless bool, update time.Duration, logger *slog.Logger) error {
+func run(httpAddr string, update time.Duration, logger *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -124,10 +130,15 @@ func run(httpAddr string, stateless bool, update time.Duration, logger *slog.Log
 		return err
 	}
 	defer reg.Close() // after the server has stopped
-	go w.run(ctx, reg, update)
+	// The resource changes until run returns, before the registry closes.
+	changeCtx, stopChanges := context.WithCancel(ctx)
+	var changing sync.WaitGroup
+	changing.Go(func() { w.run(changeCtx, reg, update, logger) })
+	defer changing.Wait()
+	defer stopChanges()
 
 	if httpAddr != "" {
-		return serveHTTP(ctx, server, httpAddr, stateless, logger)
+		return serveHTTP(ctx, server, httpAddr, logger)
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {
@@ -219,7 +230,7 @@ func newRegistry(w *watched, logger *slog.Logger) (*resource.Registry, error) {
 		Name:        "template",
 		Description: "A resource template with parameter substitution",
 		MIMEType:    "application/json",
-	}, readTemplate, resource.WithCompleter("id", completeID), fixed)
+	}, readTemplate, resource.WithCompleter("id", completeID), resource.WithExists(templateExists), fixed)
 	if err != nil {
 		reg.Close()
 		return nil, err
@@ -239,6 +250,13 @@ func readTemplate(ctx context.Context, req *mcp.ReadResourceRequest, vars resour
 		return nil, err
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: string(data)}}}, nil
+}
+
+// templateExists reports whether the instance of test://template/{id}/data
+// that vars names exists, as readTemplate finds it: every id but the empty
+// one.
+func templateExists(ctx context.Context, vars resource.Vars) (bool, error) {
+	return vars.Get("id") != "", nil
 }
 
 // completeID proposes the ids that start with what the user has typed.
@@ -306,7 +324,7 @@ func (w *watched) read(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadReso
 
 // run changes the resource every interval and tells reg, until ctx is
 // done.
-func (w *watched) run(ctx context.Context, reg *resource.Registry, interval time.Duration) {
+func (w *watched) run(ctx context.Context, reg *resource.Registry, interval time.Duration, logger *slog.Logger) {
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
@@ -315,7 +333,11 @@ func (w *watched) run(ctx context.Context, reg *resource.Registry, interval time
 			return
 		case <-ticker.C:
 			w.version.Add(1)
-			reg.Changed(watchedURI)
+			// Changed fails for a URI no client could subscribe to:
+			// say so rather than notify no one in silence.
+			if err := reg.Changed(watchedURI); err != nil {
+				logger.Error("reporting a change", "uri", watchedURI, "error", err)
+			}
 		}
 	}
 }
@@ -323,8 +345,8 @@ func (w *watched) run(ctx context.Context, reg *resource.Registry, interval time
 // Limits of the HTTP server, as a server reachable by clients it does not
 // trust needs them. WriteTimeout stays 0 (none): streamable HTTP answers
 // with event streams that stay open as long as the client listens (a
-// subscriptions/listen request, or a session's GET stream with
-// -stateless=false), and a write deadline would cut them off.
+// subscriptions/listen request, or a session's GET stream), and a write
+// deadline would cut them off.
 const (
 	// readHeaderTimeout bounds how long a client may take to send a
 	// request's headers, so that one that trickles them (slowloris) cannot
@@ -347,27 +369,30 @@ const (
 	sessionTimeout = 30 * time.Minute
 )
 
+// httpHandler returns the handler that serves server over streamable HTTP
+// at /mcp, to clients of every protocol version; other paths are 404.
+func httpHandler(server *mcp.Server) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
+		// Abandoned sessions, and their subscriptions, are reclaimed.
+		SessionTimeout: sessionTimeout,
+		// A 2026-07-28 request ends with its HTTP request: when the
+		// client cancels it or hangs up, the read function's context is
+		// cancelled. (Clients of older protocols cancel a request with
+		// notifications/cancelled, in their session.)
+		PropagateRequestCancellation: true,
+	}))
+	return mux
+}
+
 // serveHTTP serves server over streamable HTTP on addr until ctx is done.
-func serveHTTP(ctx context.Context, server *mcp.Server, addr string, stateless bool, logger *slog.Logger) error {
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{
-			Stateless: stateless,
-			// With -stateless=false: abandoned sessions, and their
-			// subscriptions, are reclaimed.
-			SessionTimeout: sessionTimeout,
-			// Stateless: a 2026-07-28 request ends with its HTTP request:
-			// when the client cancels it or hangs up, the read function's
-			// context is cancelled. (Stateless requests of older protocols
-			// run to completion. With sessions, go-sdk ignores this option,
-			// and clients cancel with notifications/cancelled.)
-			PropagateRequestCancellation: true,
-		})
+func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           httpHandler(server),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
@@ -377,7 +402,7 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, stateless b
 		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
 	// scripts/conformance.sh reads the URL from this line.
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/", "stateless", stateless)
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -10,7 +10,11 @@
 // It shows how to:
 //
 //   - list a template's instances with [resource.WithInstances]: every
-//     slice that holds at least one line, in key order, with its size;
+//     slice that holds at least one line, in key order, with its size,
+//     each URI built with [resource.Registry.Expand];
+//   - tell subscriptions which instances exist with [resource.WithExists]:
+//     a subscription to a slice with no lines (an unknown service, a day
+//     or hours the file does not cover) is refused, from the index alone;
 //   - complete each template variable with [resource.WithCompleter],
 //     narrowing by the variables already chosen: the dates of the chosen
 //     service, the hour ranges of the chosen service and date;
@@ -18,7 +22,12 @@
 //     start: the file is sorted by time, so each window is one contiguous
 //     byte span, and a read scans only that span (io.SectionReader over
 //     os.File.ReadAt), never the whole file, keeping the requested
-//     service's lines. A slice larger than -max-slice (4 MiB) is refused.
+//     service's lines. A slice larger than -max-slice (4 MiB) is refused;
+//   - serve streamable HTTP with [resource.NewHTTPHandler], to clients of
+//     every protocol version on http://ADDR/mcp;
+//   - sign list cursors with keys given in a file (-cursor-keys) or in
+//     $MCPRES_CURSOR_KEYS, so that a client's walk through the list
+//     survives a restart of the server, or reaches another replica.
 //
 // The file is given with -file; each line is
 //
@@ -32,6 +41,11 @@
 //	go run ./examples/logs
 //	go run ./examples/logs -file /var/log/app.log
 //	go run ./examples/logs -http 127.0.0.1:8080
+//
+// Over HTTP it serves http://127.0.0.1:8080/mcp. The file must not change
+// while the server runs: the server reads it once, at start, and its
+// slices never change, so a subscriber is never told of an update (nor of
+// a change to the list).
 //
 // Logs go to stderr: on stdio, stdout carries the protocol. The HTTP server
 // has no authentication; keep it on a loopback address.
@@ -65,19 +79,22 @@ const logTemplate = "log://{service}/{date}/{hourRange}"
 // defaultMaxSlice is the largest slice a read returns, by default.
 const defaultMaxSlice = 4 << 20
 
+// config is what the command line chooses.
 type config struct {
-	httpAddr string
-	file     string
-	maxSlice int64
-	pageSize int
+	httpAddr   string
+	file       string
+	maxSlice   int64
+	pageSize   int
+	cursorKeys string
 }
 
 func main() {
 	var cfg config
-	flag.StringVar(&cfg.httpAddr, "http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080) instead of stdio")
+	flag.StringVar(&cfg.httpAddr, "http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080), at /mcp, instead of stdio")
 	flag.StringVar(&cfg.file, "file", "", "the log `file` to serve, sorted by time; without it, a generated sample")
 	flag.Int64Var(&cfg.maxSlice, "max-slice", defaultMaxSlice, "refuse to read a slice of more than `bytes`")
 	flag.IntVar(&cfg.pageSize, "page-size", 0, "resources per resources/list page (0: the registry's default, 100)")
+	flag.StringVar(&cfg.cursorKeys, "cursor-keys", "", "read the keys of list cursors from `file` (one base64 key a line, the first in use); else $"+cursor.KeysEnv+"; else a random key")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -94,6 +111,10 @@ func run(cfg config, logger *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	codec, err := cursorCodec(cfg.cursorKeys, logger)
+	if err != nil {
+		return err
+	}
 	path := cfg.file
 	if path == "" {
 		dir, err := os.MkdirTemp("", "mcpres-logs-")
@@ -120,7 +141,7 @@ func run(cfg config, logger *slog.Logger) error {
 	logger.Info("indexed log file", "file", path, "slices", len(idx.keys),
 		"services", len(idx.services), "elapsed", time.Since(start).Round(time.Millisecond))
 
-	reg, err := newRegistry(idx, f, cfg, logger)
+	reg, err := newRegistry(idx, f, cfg, codec, logger)
 	if err != nil {
 		return err
 	}
@@ -140,14 +161,31 @@ func run(cfg config, logger *slog.Logger) error {
 	return err
 }
 
+// cursorCodec returns the codec of the registry's list cursors, with the
+// keys in the file path if it is not "", else those in $MCPRES_CURSOR_KEYS
+// (cursor.KeysEnv), else with a random key, which it warns about.
+func cursorCodec(path string, logger *slog.Logger) (*cursor.Codec, error) {
+	keys, from, err := cursor.LoadKeys(path, cursor.KeysEnv)
+	if err != nil {
+		return nil, err
+	}
+	if len(keys) == 0 {
+		logger.Warn("no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica;" +
+			" give keys with -cursor-keys FILE or $" + cursor.KeysEnv)
+	} else {
+		logger.Info("list cursors use the keys given", "from", from)
+	}
+	return cursor.NewCodec(&cursor.Options{Keys: keys})
+}
+
 // newRegistry returns a registry serving the slices idx describes, read
-// from file.
-func newRegistry(idx *Index, file *os.File, cfg config, logger *slog.Logger) (*resource.Registry, error) {
+// from file, with list cursors signed by codec.
+func newRegistry(idx *Index, file *os.File, cfg config, codec *cursor.Codec, logger *slog.Logger) (*resource.Registry, error) {
 	maxSlice := cfg.maxSlice
 	if maxSlice <= 0 {
 		maxSlice = defaultMaxSlice
 	}
-	reg, err := resource.NewRegistry(&resource.Options{Logger: logger, PageSize: cfg.pageSize})
+	reg, err := resource.NewRegistry(&resource.Options{Logger: logger, PageSize: cfg.pageSize, Cursors: codec})
 	if err != nil {
 		return nil, err
 	}
@@ -169,9 +207,19 @@ func newRegistry(idx *Index, file *os.File, cfg config, logger *slog.Logger) (*r
 			keys := idx.After(after, limit)
 			out := make([]cursor.Item[*mcp.Resource], len(keys))
 			for i, k := range keys {
-				out[i] = cursor.Item[*mcp.Resource]{Key: k.String(), Value: describe(k, idx.slices[k])}
+				res, err := describe(reg, k, idx.slices[k])
+				if err != nil {
+					return nil, err
+				}
+				out[i] = cursor.Item[*mcp.Resource]{Key: k.String(), Value: res}
 			}
 			return out, nil
+		}),
+		// A subscription is accepted only for a slice that has lines: the
+		// index answers without reading the file.
+		resource.WithExists(func(ctx context.Context, vars resource.Vars) (bool, error) {
+			_, ok := idx.lookup(vars)
+			return ok, nil
 		}),
 		complete("service"), complete("date"), complete("hourRange"))
 	if err != nil {
@@ -181,33 +229,51 @@ func newRegistry(idx *Index, file *os.File, cfg config, logger *slog.Logger) (*r
 	return reg, nil
 }
 
-// describe returns the listing entry of slice k.
-func describe(k sliceKey, st sliceStat) *mcp.Resource {
+// describe returns the listing entry of slice k, whose URI reg builds
+// from the template.
+func describe(reg *resource.Registry, k sliceKey, st sliceStat) (*mcp.Resource, error) {
 	r := hourRanges[k.hr]
+	// Expand percent-encodes each value as a client sends it. (A service
+	// name is made of characters no URI encodes, so concatenation would
+	// do today; Expand stays right if the names allowed grow.)
+	uri, err := reg.Expand(logTemplate, "service", k.service, "date", k.date, "hourRange", r)
+	if err != nil {
+		return nil, err
+	}
 	return &mcp.Resource{
-		URI:         "log://" + k.String(),
+		URI:         uri,
 		Name:        k.String(),
 		Title:       fmt.Sprintf("%s logs, %s %s:00-%s:00 UTC", k.service, k.date, r[:2], r[3:]),
 		Description: fmt.Sprintf("%d lines of %s", st.lines, k.service),
 		MIMEType:    "text/plain",
 		Size:        st.size,
-	}
+	}, nil
 }
 
 var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
-// readSlice reads log://{service}/{date}/{hourRange}. A service with no
-// lines, a malformed date or range, or a slice with no lines is not found.
-func readSlice(idx *Index, file *os.File, maxSlice int64, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+// lookup returns the key of the slice that vars, the variables of
+// log://{service}/{date}/{hourRange}, name, and whether it exists: false
+// for a service with no lines, a malformed date or range, or a slice with
+// no lines.
+func (x *Index) lookup(vars resource.Vars) (sliceKey, bool) {
 	service, date, hr := vars.Get("service"), vars.Get("date"), rangeIndex(vars.Get("hourRange"))
-	if !idx.HasService(service) || hr < 0 || !dateRE.MatchString(date) {
-		return nil, resource.ErrNotFound
+	if !x.HasService(service) || hr < 0 || !dateRE.MatchString(date) {
+		return sliceKey{}, false
 	}
 	if _, err := time.Parse(time.DateOnly, date); err != nil {
-		return nil, resource.ErrNotFound
+		return sliceKey{}, false
 	}
 	k := sliceKey{service: service, window: window{date: date, hr: hr}}
-	if _, ok := idx.Stat(k); !ok {
+	_, ok := x.Stat(k)
+	return k, ok
+}
+
+// readSlice reads log://{service}/{date}/{hourRange}. A slice that does
+// not exist (see Index.lookup) is not found.
+func readSlice(idx *Index, file *os.File, maxSlice int64, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+	k, ok := idx.lookup(vars)
+	if !ok {
 		return nil, resource.ErrNotFound
 	}
 	text, err := idx.ReadSlice(file, k, maxSlice)
@@ -251,8 +317,9 @@ func writeSample(path string) error {
 
 // Limits of the HTTP server, for a server reachable by clients it does not
 // trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
-// streams that stay open as long as the client listens (a
-// subscriptions/listen request), and a write deadline would cut them off.
+// streams that stay open as long as the client listens (a session's GET
+// stream, or a subscriptions/listen request), and a write deadline would
+// cut them off.
 const (
 	// readHeaderTimeout bounds how long a client may take to send a
 	// request's headers, so that one that trickles them (slowloris) cannot
@@ -268,32 +335,50 @@ const (
 	// maxHeaderBytes caps the size of a request's headers (net/http's
 	// default is 1 MiB).
 	maxHeaderBytes = 64 << 10
+	// sessionTimeout closes the session of a client before protocol
+	// 2026-07-28 (and ends its subscriptions) once the client has sent no
+	// request for this long, so that clients that went away without a
+	// word are not remembered for ever. An open GET stream does not count
+	// as activity: a client that only listens must ping (go-sdk's
+	// ClientOptions.KeepAlive) more often to keep its session.
+	sessionTimeout = 30 * time.Minute
 )
+
+// httpHandler returns the handler that serves server over streamable HTTP
+// at /mcp, to clients of every protocol version; other paths are 404.
+func httpHandler(server *mcp.Server) http.Handler {
+	mux := http.NewServeMux()
+	// Clients of 2025-06-18 and 2025-11-25 get a session, and their
+	// notifications on its GET stream; 2026-07-28 clients need no session,
+	// and get theirs on their subscriptions/listen streams.
+	mux.Handle("/mcp", resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
+		SessionTimeout: sessionTimeout,
+		// A 2026-07-28 request ends with its HTTP request: when the
+		// client cancels it or hangs up, the read function's context is
+		// cancelled. (Clients of older protocols cancel a request with
+		// notifications/cancelled, in their session.)
+		PropagateRequestCancellation: true,
+	}))
+	return mux
+}
 
 // serveHTTP serves server over streamable HTTP on addr until ctx is done.
 func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
-	// Stateless serves each request on its own, and is how go-sdk serves
-	// protocol 2026-07-28 over HTTP; older clients are served too.
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{
-			Stateless: true,
-			// A 2026-07-28 request ends with its HTTP request: when the
-			// client cancels it or hangs up, the read function's context is
-			// cancelled. (Requests of older protocols run to completion.)
-			PropagateRequestCancellation: true,
-		})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           httpHandler(server),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
+		// Requests end when ctx does, so that open event streams do not
+		// hold up Shutdown.
+		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String())
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -301,8 +386,10 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slo
 		return err
 	case <-ctx.Done():
 	}
-	// Let requests in flight finish, then close whatever connections are
-	// left (an HTTP client may hold one open that never sends a request).
+	// Stop accepting, wait for the handlers to return (their requests'
+	// context is done, which ends open event streams), then close
+	// whatever connections are left (an HTTP client may hold one open
+	// that never sends a request).
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

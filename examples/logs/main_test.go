@@ -21,9 +21,6 @@ var binPath string
 
 func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &binPath)) }
 
-// protocolVersions are the protocol versions the client negotiates in turn.
-var protocolVersions = []string{"2025-11-25", "2026-07-28"}
-
 // testLog is the file the tests serve. beta has lines on both sides of
 // 04:00:00 on 2026-11-20; alpha's 04:00:00 line shares beta's window.
 var testLog = strings.Join([]string{
@@ -96,98 +93,127 @@ func writeTestLog(t *testing.T) string {
 }
 
 func TestStdio(t *testing.T) {
-	bin := binPath
 	path := writeTestLog(t)
-	want := expectedSlices(t, testLog)
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
-			ctx := t.Context()
-			cs := connect(t, bin, version, "-file", path, "-page-size", "3")
-
-			// The listing: every slice with a line, in key order, paged.
-			list, pages := mcptest.ListAll(t, cs)
-			require.Greater(t, pages, 2, "pages")
-			require.Len(t, list, len(want))
-			for i, w := range want {
-				r := list[i]
-				require.Equal(t, "log://"+w.key, r.URI)
-				require.Equal(t, w.key, r.Name)
-				require.NotEmpty(t, r.Title)
-				require.Equal(t, "text/plain", r.MIMEType)
-				require.Equal(t, int64(len(w.text)), r.Size, r.URI)
-				require.Equal(t, w.text, readText(t, cs, r.URI), r.URI)
-			}
-
-			// The 04:00:00 line opens 04-08; 07:59:59.5 is its last.
-			require.Equal(t, "2026-11-20T04:00:00Z beta INFO b3 exactly four\n"+
-				"2026-11-20T05:30:01Z beta INFO b4\n"+
-				"2026-11-20T07:59:59.5Z beta INFO b5 half a second before eight\n",
-				readText(t, cs, "log://beta/2026-11-20/04-08"))
-			require.Equal(t, "2026-11-20T03:59:59Z beta INFO b2 last before four\n",
-				readText(t, cs, "log://beta/2026-11-20/00-04"))
-
-			// The template.
-			tmpls, err := cs.ListResourceTemplates(ctx, nil)
-			require.NoError(t, err)
-			require.Len(t, tmpls.ResourceTemplates, 1)
-			require.Equal(t, logTemplate, tmpls.ResourceTemplates[0].URITemplate)
-
-			// Unknown services, dates and ranges, and empty slices.
-			wantCode := int64(-32002)
-			if version >= "2026-07-28" {
-				wantCode = jsonrpc.CodeInvalidParams
-			}
-			for _, uri := range []string{
-				"log://delta/2026-11-20/04-08",   // unknown service
-				"log://beta/2026-11-21/04-08",    // no lines that day
-				"log://beta/20261120/04-08",      // malformed date
-				"log://beta/2026-13-40/04-08",    // impossible date
-				"log://beta/2026-11-20/04-09",    // not a range
-				"log://beta/2026-11-20/4-8",      // not a range
-				"log://gamma/2026-11-20/04-08x",  // not a range
-				"log://alpha/2026-11-20/08-12",   // no alpha lines then
-				"log://beta/2026-11-20/04-08/xx", // too deep
-			} {
-				_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-				var jerr *jsonrpc.Error
-				require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", uri, err)
-				require.Equal(t, wantCode, jerr.Code, uri)
-			}
-
-			// Completion of each variable, with and without bound ones.
-			complete := func(name, value string, bound map[string]string) []string {
-				t.Helper()
-				p := &mcp.CompleteParams{
-					Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: logTemplate},
-					Argument: mcp.CompleteParamsArgument{Name: name, Value: value},
-				}
-				if bound != nil {
-					p.Context = &mcp.CompleteContext{Arguments: bound}
-				}
-				res, err := cs.Complete(ctx, p)
-				require.NoError(t, err)
-				require.Equal(t, len(res.Completion.Values), res.Completion.Total)
-				return res.Completion.Values
-			}
-			require.Equal(t, []string{"alpha", "beta", "gamma"}, complete("service", "", nil))
-			require.Equal(t, []string{"beta"}, complete("service", "b", nil))
-			require.Equal(t, []string{"gamma"}, complete("service", "", map[string]string{"date": "2026-11-20", "hourRange": "12-16"}))
-			require.Equal(t, []string{"2026-11-19", "2026-11-20"}, complete("date", "", nil))
-			require.Equal(t, []string{"2026-11-20"}, complete("date", "", map[string]string{"service": "gamma"}))
-			require.Equal(t, []string{"2026-11-19"}, complete("date", "2026-11-19", map[string]string{"service": "beta"}))
-			require.Equal(t, hourRanges, complete("hourRange", "", nil))
-			require.Equal(t, []string{"12-16", "16-20"}, complete("hourRange", "1", nil))
-			require.Equal(t, []string{"00-04", "04-08", "08-12"}, complete("hourRange", "", map[string]string{"service": "beta", "date": "2026-11-20"}))
-			require.Equal(t, []string{"00-04", "04-08", "20-24"}, complete("hourRange", "", map[string]string{"service": "alpha", "date": "2026-11-20"}))
-			require.Empty(t, complete("hourRange", "", map[string]string{"service": "delta", "date": "2026-11-20"}))
+			cs := connect(t, binPath, version, "-file", path, "-page-size", "3")
+			exercise(t, cs, version)
 		})
+	}
+}
+
+// exercise checks everything the server serves through cs, a session that
+// asked for protocol version, of a server of testLog with -page-size 3.
+func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
+	ctx := t.Context()
+	want := expectedSlices(t, testLog)
+
+	// The listing: every slice with a line, in key order, paged.
+	list, pages := mcptest.ListAll(t, cs)
+	require.Greater(t, pages, 2, "pages")
+	require.Len(t, list, len(want))
+	for i, w := range want {
+		r := list[i]
+		require.Equal(t, "log://"+w.key, r.URI)
+		require.Equal(t, w.key, r.Name)
+		require.NotEmpty(t, r.Title)
+		require.Equal(t, "text/plain", r.MIMEType)
+		require.Equal(t, int64(len(w.text)), r.Size, r.URI)
+		require.Equal(t, w.text, readText(t, cs, r.URI), r.URI)
+	}
+
+	// The 04:00:00 line opens 04-08; 07:59:59.5 is its last.
+	require.Equal(t, "2026-11-20T04:00:00Z beta INFO b3 exactly four\n"+
+		"2026-11-20T05:30:01Z beta INFO b4\n"+
+		"2026-11-20T07:59:59.5Z beta INFO b5 half a second before eight\n",
+		readText(t, cs, "log://beta/2026-11-20/04-08"))
+	require.Equal(t, "2026-11-20T03:59:59Z beta INFO b2 last before four\n",
+		readText(t, cs, "log://beta/2026-11-20/00-04"))
+
+	// The template.
+	tmpls, err := cs.ListResourceTemplates(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, tmpls.ResourceTemplates, 1)
+	require.Equal(t, logTemplate, tmpls.ResourceTemplates[0].URITemplate)
+
+	// Unknown services, dates and ranges, and empty slices.
+	wantCode := int64(-32002)
+	if version >= "2026-07-28" {
+		wantCode = jsonrpc.CodeInvalidParams
+	}
+	for _, uri := range []string{
+		"log://delta/2026-11-20/04-08",   // unknown service
+		"log://beta/2026-11-21/04-08",    // no lines that day
+		"log://beta/20261120/04-08",      // malformed date
+		"log://beta/2026-13-40/04-08",    // impossible date
+		"log://beta/2026-11-20/04-09",    // not a range
+		"log://beta/2026-11-20/4-8",      // not a range
+		"log://gamma/2026-11-20/04-08x",  // not a range
+		"log://alpha/2026-11-20/08-12",   // no alpha lines then
+		"log://beta/2026-11-20/04-08/xx", // too deep
+	} {
+		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		var jerr *jsonrpc.Error
+		require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", uri, err)
+		require.Equal(t, wantCode, jerr.Code, uri)
+	}
+
+	// Completion of each variable, with and without bound ones.
+	complete := func(name, value string, bound map[string]string) []string {
+		t.Helper()
+		p := &mcp.CompleteParams{
+			Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: logTemplate},
+			Argument: mcp.CompleteParamsArgument{Name: name, Value: value},
+		}
+		if bound != nil {
+			p.Context = &mcp.CompleteContext{Arguments: bound}
+		}
+		res, err := cs.Complete(ctx, p)
+		require.NoError(t, err)
+		require.Equal(t, len(res.Completion.Values), res.Completion.Total)
+		return res.Completion.Values
+	}
+	require.Equal(t, []string{"alpha", "beta", "gamma"}, complete("service", "", nil))
+	require.Equal(t, []string{"beta"}, complete("service", "b", nil))
+	require.Equal(t, []string{"gamma"}, complete("service", "", map[string]string{"date": "2026-11-20", "hourRange": "12-16"}))
+	require.Equal(t, []string{"2026-11-19", "2026-11-20"}, complete("date", "", nil))
+	require.Equal(t, []string{"2026-11-20"}, complete("date", "", map[string]string{"service": "gamma"}))
+	require.Equal(t, []string{"2026-11-19"}, complete("date", "2026-11-19", map[string]string{"service": "beta"}))
+	require.Equal(t, hourRanges, complete("hourRange", "", nil))
+	require.Equal(t, []string{"12-16", "16-20"}, complete("hourRange", "1", nil))
+	require.Equal(t, []string{"00-04", "04-08", "08-12"}, complete("hourRange", "", map[string]string{"service": "beta", "date": "2026-11-20"}))
+	require.Equal(t, []string{"00-04", "04-08", "20-24"}, complete("hourRange", "", map[string]string{"service": "alpha", "date": "2026-11-20"}))
+	require.Empty(t, complete("hourRange", "", map[string]string{"service": "delta", "date": "2026-11-20"}))
+
+	// Subscriptions: accepted for a slice with lines, refused for
+	// one with none. (The file does not change while the server
+	// runs, so no update ever comes.)
+	for _, w := range want {
+		require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "log://" + w.key}), w.key)
+	}
+	if version < "2026-07-28" {
+		// A 2026-07-28 client subscribes in the background, and
+		// learns of a refusal only as the end of its listen stream.
+		for _, uri := range []string{
+			"log://delta/2026-11-20/04-08", // unknown service
+			"log://beta/2026-11-21/04-08",  // no lines that day
+			"log://beta/2026-13-40/04-08",  // impossible date
+			"log://beta/2026-11-20/04-09",  // not a range
+			"log://alpha/2026-11-20/08-12", // no alpha lines then
+		} {
+			err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+			var jerr *jsonrpc.Error
+			require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", uri, err)
+			require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, uri)
+			require.Contains(t, jerr.Message, "no such resource", uri)
+		}
 	}
 }
 
 func TestStdioSliceCap(t *testing.T) {
 	bin := binPath
 	path := writeTestLog(t)
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			cs := connect(t, bin, version, "-file", path, "-max-slice", "60")
 			// 36 bytes: under the cap; beta's 04-08 slice, 144 bytes, is over it.
@@ -205,7 +231,7 @@ func TestStdioSliceCap(t *testing.T) {
 // as its listed size, and holds only its service's lines in its window.
 func TestStdioSample(t *testing.T) {
 	bin := binPath
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			cs := connect(t, bin, version, "-page-size", "10")
 			list, pages := mcptest.ListAll(t, cs)

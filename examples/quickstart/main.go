@@ -6,19 +6,32 @@
 //   - register static resources in a [resource.Registry]: plain text,
 //     markdown, JSON, and a PNG image embedded with go:embed, each with a
 //     name, title, description, MIME type and size;
+//   - report changes: quickstart://clock holds the time of the server's
+//     last tick, and every tick (-tick, 10 s by default) is reported with
+//     [resource.Registry.Changed], so that clients subscribed to it are
+//     sent notifications/resources/updated;
 //   - register a resource template, quickstart://greetings/{name}, whose
 //     read function receives the variable already percent-decoded (reading
-//     quickstart://greetings/Ada%20Lovelace greets "Ada Lovelace"), and
-//     which offers completions for {name};
+//     quickstart://greetings/Ada%20Lovelace greets "Ada Lovelace"), which
+//     offers completions for {name}, and whose existence check
+//     ([resource.WithExists]) refuses subscriptions to a greeting with no
+//     name; the guide names one of its URIs, built with
+//     [resource.Registry.Expand], which percent-encodes it as clients send
+//     it;
 //   - make a go-sdk server that serves the registry with
 //     [resource.Registry.NewServer], and serve it over stdio (the default)
-//     or streamable HTTP.
+//     or over streamable HTTP with [resource.NewHTTPHandler], which serves
+//     clients of every protocol version, with their notifications, on
+//     /mcp;
+//   - sign list cursors with keys given in a file (-cursor-keys) or in
+//     $MCPRES_CURSOR_KEYS, so that a client's walk through a paged
+//     resources/list (-page-size) survives a restart of the server.
 //
 // Run it over stdio, the way MCP hosts launch servers:
 //
 //	go run ./examples/quickstart
 //
-// or over streamable HTTP, as http://127.0.0.1:8080:
+// or over streamable HTTP, as http://127.0.0.1:8080/mcp:
 //
 //	go run ./examples/quickstart -http 127.0.0.1:8080
 //
@@ -65,9 +78,11 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -78,9 +93,19 @@ import (
 var logo []byte
 
 const (
+	// greetingTemplate is the URI template of the greetings.
+	greetingTemplate = "quickstart://greetings/{name}"
+	// clockURI is the resource that changes at every tick.
+	clockURI = "quickstart://clock"
+	// defaultTick is how often the clock ticks, by default.
+	defaultTick = 10 * time.Second
+)
+
+const (
 	helloText = "Hello from the mcpres quickstart server!\n"
 
-	guideMarkdown = `# mcpres quickstart
+	// guideFormat is the guide, in markdown; %s is the URI of a greeting.
+	guideFormat = `# mcpres quickstart
 
 This server shows the resources an MCP host can read:
 
@@ -88,7 +113,8 @@ This server shows the resources an MCP host can read:
 - **guide.md**: this guide
 - **settings.json**: JSON
 - **logo.png**: a PNG image
-- **greetings/{name}**: a template; try ` + "`quickstart://greetings/Ada%20Lovelace`" + `
+- **clock**: the time of the server's last tick; subscribe to it to be told of each tick
+- **greetings/{name}**: a template; try ` + "`%s`" + `
 `
 
 	settingsJSON = `{
@@ -108,41 +134,70 @@ const terminalHint = "quickstart: serving MCP on stdin/stdout for an MCP host. T
 // template.
 var names = []string{"Ada Lovelace", "Alan Turing", "Grace Hopper", "Katherine Johnson", "Ken Thompson"}
 
+// config is what the command line chooses.
+type config struct {
+	httpAddr   string
+	cursorKeys string
+	pageSize   int
+	tick       time.Duration
+}
+
 func main() {
-	httpAddr := flag.String("http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080) instead of stdio")
+	var cfg config
+	flag.StringVar(&cfg.httpAddr, "http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080), at /mcp, instead of stdio")
+	flag.StringVar(&cfg.cursorKeys, "cursor-keys", "", "read the keys of list cursors from `file` (one base64 key a line, the first in use); else $"+cursor.KeysEnv+"; else a random key")
+	flag.IntVar(&cfg.pageSize, "page-size", 0, "resources per resources/list page (0: the registry's default, 100)")
+	flag.DurationVar(&cfg.tick, "tick", defaultTick, "how often quickstart://clock changes")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(*httpAddr, logger); err != nil {
+	if cfg.tick <= 0 {
+		logger.Error("-tick must be positive")
+		os.Exit(2)
+	}
+	if err := run(cfg, logger); err != nil {
 		logger.Error("server failed", "error", err)
 		os.Exit(1)
 	}
 }
 
 // run serves the quickstart's resources over stdio, or over streamable HTTP
-// on httpAddr if it is set, until the client hangs up (on stdio) or the
+// on cfg.httpAddr if it is set, until the client hangs up (on stdio) or the
 // process is interrupted.
-func run(httpAddr string, logger *slog.Logger) error {
+func run(cfg config, logger *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	reg, err := newRegistry(logger)
+	if cfg.httpAddr == "" && isTerminal(os.Stdin) {
+		// A person started the server in a shell, not a host through
+		// pipes: say what to do rather than wait in silence.
+		fmt.Fprintln(os.Stderr, terminalHint)
+	}
+
+	codec, err := cursorCodec(cfg.cursorKeys, logger)
 	if err != nil {
 		return err
 	}
-	defer reg.Close() // after the server has stopped
+	clk := newClock()
+	reg, err := newRegistry(&resource.Options{Logger: logger, Cursors: codec, PageSize: cfg.pageSize}, clk)
+	if err != nil {
+		return err
+	}
+	defer reg.Close() // after the server and the clock have stopped
 	server, err := reg.NewServer(&mcp.Implementation{Name: "quickstart", Title: "mcpres quickstart", Version: "v0.1.0"}, nil)
 	if err != nil {
 		return err
 	}
 
-	if httpAddr != "" {
-		return serveHTTP(ctx, server, httpAddr, logger)
-	}
-	if isTerminal(os.Stdin) {
-		// A person started the server in a shell, not a host through
-		// pipes: say what to do rather than wait in silence.
-		fmt.Fprintln(os.Stderr, terminalHint)
+	// The clock ticks until run returns.
+	tickCtx, stopTicks := context.WithCancel(ctx)
+	var ticking sync.WaitGroup
+	ticking.Go(func() { clk.run(tickCtx, reg, cfg.tick, logger) })
+	defer ticking.Wait()
+	defer stopTicks()
+
+	if cfg.httpAddr != "" {
+		return serveHTTP(ctx, server, cfg.httpAddr, logger)
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {
@@ -151,12 +206,54 @@ func run(httpAddr string, logger *slog.Logger) error {
 	return err
 }
 
-// newRegistry returns a registry holding the quickstart's resources.
-func newRegistry(logger *slog.Logger) (*resource.Registry, error) {
-	reg, err := resource.NewRegistry(&resource.Options{Logger: logger})
+// cursorCodec returns the codec of the registry's list cursors, with the
+// keys in the file path if it is not "", else those in $MCPRES_CURSOR_KEYS
+// (cursor.KeysEnv), else with a random key, which it warns about.
+func cursorCodec(path string, logger *slog.Logger) (*cursor.Codec, error) {
+	keys, from, err := cursor.LoadKeys(path, cursor.KeysEnv)
 	if err != nil {
 		return nil, err
 	}
+	if len(keys) == 0 {
+		logger.Warn("no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica;" +
+			" give keys with -cursor-keys FILE or $" + cursor.KeysEnv)
+	} else {
+		logger.Info("list cursors use the keys given", "from", from)
+	}
+	return cursor.NewCodec(&cursor.Options{Keys: keys})
+}
+
+// newRegistry returns a registry configured by opts, holding the
+// quickstart's resources; clk is quickstart://clock.
+func newRegistry(opts *resource.Options, clk *clock) (*resource.Registry, error) {
+	reg, err := resource.NewRegistry(opts)
+	if err != nil {
+		return nil, err
+	}
+
+	// A template: one read function for every URI it matches. Every
+	// greeting with a name exists; WithExists tells subscriptions so,
+	// cheaply, without reading.
+	err = reg.AddTemplate(&mcp.ResourceTemplate{
+		URITemplate: greetingTemplate,
+		Name:        "greeting",
+		Title:       "Greeting",
+		Description: "A greeting for {name}; percent-encode spaces as %20.",
+		MIMEType:    "text/plain",
+	}, readGreeting, resource.WithCompleter("name", completeName), resource.WithExists(greetingExists))
+	if err != nil {
+		reg.Close()
+		return nil, err
+	}
+
+	// The URI of one greeting, for the guide. Expand percent-encodes it
+	// as a client sends it: quickstart://greetings/Ada%20Lovelace.
+	example, err := reg.Expand(greetingTemplate, "name", names[0])
+	if err != nil {
+		reg.Close()
+		return nil, err
+	}
+	guide := fmt.Sprintf(guideFormat, example)
 
 	// Static resources: metadata, and a read function. resource.Text and
 	// resource.Bytes serve fixed content; the registry fills in each
@@ -171,8 +268,8 @@ func newRegistry(logger *slog.Logger) (*resource.Registry, error) {
 		}, resource.Text(helloText)},
 		{&mcp.Resource{
 			URI: "quickstart://static/guide.md", Name: "guide.md", Title: "Guide",
-			Description: "What this server offers, in markdown.", MIMEType: "text/markdown", Size: int64(len(guideMarkdown)),
-		}, resource.Text(guideMarkdown)},
+			Description: "What this server offers, in markdown.", MIMEType: "text/markdown", Size: int64(len(guide)),
+		}, resource.Text(guide)},
 		{&mcp.Resource{
 			URI: "quickstart://static/settings.json", Name: "settings.json", Title: "Settings",
 			Description: "Example settings, as JSON.", MIMEType: "application/json", Size: int64(len(settingsJSON)),
@@ -181,25 +278,16 @@ func newRegistry(logger *slog.Logger) (*resource.Registry, error) {
 			URI: "quickstart://static/logo.png", Name: "logo.png", Title: "Logo",
 			Description: "A 16x16 PNG logo.", MIMEType: "image/png", Size: int64(len(logo)),
 		}, resource.Bytes(logo)},
+		{&mcp.Resource{
+			URI: clockURI, Name: "clock", Title: "Clock",
+			Description: "The time of the server's last tick, which changes at every tick; subscribe to be told.", MIMEType: "text/plain",
+		}, clk.read},
 	}
 	for _, s := range statics {
 		if err := reg.Add(s.res, s.read); err != nil {
 			reg.Close()
 			return nil, err
 		}
-	}
-
-	// A template: one read function for every URI it matches.
-	err = reg.AddTemplate(&mcp.ResourceTemplate{
-		URITemplate: "quickstart://greetings/{name}",
-		Name:        "greeting",
-		Title:       "Greeting",
-		Description: "A greeting for {name}; percent-encode spaces as %20.",
-		MIMEType:    "text/plain",
-	}, readGreeting, resource.WithCompleter("name", completeName))
-	if err != nil {
-		reg.Close()
-		return nil, err
 	}
 	return reg, nil
 }
@@ -217,6 +305,12 @@ func readGreeting(ctx context.Context, req *mcp.ReadResourceRequest, vars resour
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: text}}}, nil
 }
 
+// greetingExists reports whether the greeting vars names exists, as
+// readGreeting would find it: every name but the empty one has one.
+func greetingExists(ctx context.Context, vars resource.Vars) (bool, error) {
+	return vars.Get("name") != "", nil
+}
+
 // completeName proposes the names that start with what the user has typed,
 // ignoring case.
 func completeName(ctx context.Context, partial string, bound map[string]string) ([]string, error) {
@@ -229,10 +323,54 @@ func completeName(ctx context.Context, partial string, bound map[string]string) 
 	return out, nil
 }
 
+// A clock is what quickstart://clock reads: how many times it has ticked,
+// and when it last did (when it was made, before its first tick).
+type clock struct {
+	mu    sync.Mutex
+	ticks int
+	last  time.Time
+}
+
+func newClock() *clock { return &clock{last: time.Now()} }
+
+// read reads quickstart://clock.
+func (c *clock) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	c.mu.Lock()
+	text := fmt.Sprintf("tick %d at %s\n", c.ticks, c.last.UTC().Format(time.RFC3339Nano))
+	c.mu.Unlock()
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: text}}}, nil
+}
+
+// run ticks every interval until ctx is done, and reports each tick to
+// reg, which notifies quickstart://clock's subscribers. A data source of
+// your own calls reg.Changed the same way when a resource changes.
+func (c *clock) run(ctx context.Context, reg *resource.Registry, interval time.Duration, logger *slog.Logger) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-ticker.C:
+			c.mu.Lock()
+			c.ticks++
+			c.last = now
+			c.mu.Unlock()
+			// Changed fails for a URI no client could subscribe to
+			// (a typo, a URI not built with reg.Expand): say so
+			// rather than notify no one in silence.
+			if err := reg.Changed(clockURI); err != nil {
+				logger.Error("reporting a change", "uri", clockURI, "error", err)
+			}
+		}
+	}
+}
+
 // Limits of the HTTP server, for a server reachable by clients it does not
 // trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
-// streams that stay open as long as the client listens (a
-// subscriptions/listen request), and a write deadline would cut them off.
+// streams that stay open as long as the client listens (a session's GET
+// stream, or a subscriptions/listen request), and a write deadline would
+// cut them off.
 const (
 	// readHeaderTimeout bounds how long a client may take to send a
 	// request's headers, so that one that trickles them (slowloris) cannot
@@ -248,23 +386,31 @@ const (
 	// maxHeaderBytes caps the size of a request's headers (net/http's
 	// default is 1 MiB).
 	maxHeaderBytes = 64 << 10
+	// sessionTimeout closes the session of a client before protocol
+	// 2026-07-28 (and ends its subscriptions) once the client has sent no
+	// request for this long, so that clients that went away without a
+	// word are not remembered for ever. An open GET stream does not count
+	// as activity: a client that only listens must ping (go-sdk's
+	// ClientOptions.KeepAlive) more often to keep its session.
+	sessionTimeout = 30 * time.Minute
 )
 
-// httpHandler returns the handler that serves server over stateless
-// streamable HTTP.
+// httpHandler returns the handler that serves server over streamable HTTP
+// at /mcp, to clients of every protocol version; other paths are 404.
 func httpHandler(server *mcp.Server) http.Handler {
-	// Stateless serves each request on its own, and is how go-sdk serves
-	// protocol 2026-07-28 over HTTP; older clients are served too. It rules
-	// out server-initiated messages outside a request (list_changed,
-	// resource updates): drop it if you need those for older clients.
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{
-			Stateless: true,
-			// A 2026-07-28 request ends with its HTTP request: when the
-			// client cancels it or hangs up, the read function's context is
-			// cancelled. (Requests of older protocols run to completion.)
-			PropagateRequestCancellation: true,
-		})
+	mux := http.NewServeMux()
+	// Clients of 2025-06-18 and 2025-11-25 get a session, and their
+	// notifications on its GET stream; 2026-07-28 clients need no session,
+	// and get theirs on their subscriptions/listen streams.
+	mux.Handle("/mcp", resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
+		SessionTimeout: sessionTimeout,
+		// A 2026-07-28 request ends with its HTTP request: when the
+		// client cancels it or hangs up, the read function's context is
+		// cancelled. (Clients of older protocols cancel a request with
+		// notifications/cancelled, in their session.)
+		PropagateRequestCancellation: true,
+	}))
+	return mux
 }
 
 // serveHTTP serves server over streamable HTTP on addr until ctx is done.
@@ -279,8 +425,11 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slo
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
+		// Requests end when ctx does, so that open event streams do not
+		// hold up Shutdown.
+		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String())
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -288,8 +437,10 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slo
 		return err
 	case <-ctx.Done():
 	}
-	// Let requests in flight finish, then close whatever connections are
-	// left (an HTTP client may hold one open that never sends a request).
+	// Stop accepting, wait for the handlers to return (their requests'
+	// context is done, which ends open event streams), then close
+	// whatever connections are left (an HTTP client may hold one open
+	// that never sends a request).
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

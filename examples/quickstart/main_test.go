@@ -1,15 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"image/png"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,10 +29,9 @@ var binPath string
 
 func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &binPath)) }
 
-// protocolVersions are the protocol versions the client negotiates in turn.
-var protocolVersions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}
-
-const greetingTemplate = "quickstart://greetings/{name}"
+// tick is the clock's interval in the tests: quick, so that a subscriber
+// hears of a change soon.
+const tick = "100ms"
 
 // wantMIME is the MIME type of each static resource the quickstart serves.
 var wantMIME = map[string]string{
@@ -32,14 +39,18 @@ var wantMIME = map[string]string{
 	"quickstart://static/guide.md":      "text/markdown",
 	"quickstart://static/settings.json": "application/json",
 	"quickstart://static/logo.png":      "image/png",
+	clockURI:                            "text/plain",
 }
 
+// Over stdio, a client of each protocol version reads everything, and is
+// told of the changes of the resource it subscribed to.
 func TestStdio(t *testing.T) {
-	bin := binPath
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
-			cs := mcptest.Stdio(t, bin, nil, version, nil)
+			var n mcptest.Notifications
+			cs := mcptest.Stdio(t, binPath, []string{"-tick", tick}, version, n.ClientOptions(nil))
 			exercise(t, cs, version)
+			subscribe(t, cs, &n, version)
 		})
 	}
 }
@@ -84,7 +95,9 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 		require.Empty(t, c.Blob, uri)
 		require.Equal(t, got[uri].Size, int64(len(c.Text)), "%s: listed size", uri)
 	}
-	require.True(t, strings.HasPrefix(read("quickstart://static/guide.md").Text, "# "), "markdown heading")
+	guide := read("quickstart://static/guide.md").Text
+	require.True(t, strings.HasPrefix(guide, "# "), "markdown heading")
+	require.Contains(t, guide, "`quickstart://greetings/Ada%20Lovelace`", "the example URI, percent-encoded")
 	var settings map[string]any
 	require.NoError(t, json.Unmarshal([]byte(read("quickstart://static/settings.json").Text), &settings))
 	require.NotEmpty(t, settings)
@@ -98,6 +111,11 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	require.NoError(t, err)
 	require.Equal(t, 16, img.Bounds().Dx())
 	require.Equal(t, 16, img.Bounds().Dy())
+
+	// The clock says when it last ticked.
+	c = read(clockURI)
+	require.Equal(t, "text/plain", c.MIMEType)
+	require.Regexp(t, `^tick \d+ at \d{4}-\d\d-\d\dT\S+Z\n$`, c.Text)
 
 	// The template is listed, and its read function sees the decoded name.
 	tmpls, err := cs.ListResourceTemplates(ctx, nil)
@@ -131,24 +149,250 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	require.False(t, comp.Completion.HasMore)
 }
 
+// subscribe subscribes cs, a session that asked for protocol version and
+// whose notifications n records, to the clock, and waits until it is told
+// of a tick. It checks that a subscription to a greeting that exists is
+// accepted, and that one to a greeting with no name is refused.
+func subscribe(t *testing.T, cs *mcp.ClientSession, n *mcptest.Notifications, version string) {
+	t.Helper()
+	ctx := t.Context()
+	require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: clockURI}))
+	require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "quickstart://greetings/Ada%20Lovelace"}))
+	if version < "2026-07-28" {
+		// A 2026-07-28 client subscribes in the background, and learns
+		// of a refusal only as the end of its listen stream.
+		err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "quickstart://greetings/"})
+		var jerr *jsonrpc.Error
+		require.True(t, errors.As(err, &jerr), "want a JSON-RPC error, got %v", err)
+		require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code)
+		require.Contains(t, jerr.Message, "no such resource")
+	}
+	// The clock ticks on its own: no change to make.
+	n.WaitUpdated(t, clockURI, nil)
+	// And the updates are of changes: the clock's content moves on.
+	before := read(t, cs, clockURI)
+	for read(t, cs, clockURI) == before {
+		n.WaitUpdated(t, clockURI, nil)
+	}
+}
+
+// read returns the text of the resource uri, read through cs.
+func read(t *testing.T, cs *mcp.ClientSession, uri string) string {
+	t.Helper()
+	res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+	require.NoError(t, err, uri)
+	require.Len(t, res.Contents, 1, uri)
+	return res.Contents[0].Text
+}
+
+// Over HTTP, one server process serves clients of every protocol version
+// at once on /mcp, and each is told of the changes of the resource it
+// subscribed to.
 func TestHTTP(t *testing.T) {
-	bin := binPath
-	addr := mcptest.StartHTTP(t, bin)
+	addr := mcptest.StartHTTP(t, binPath, "-tick", tick)
+	url := "http://" + addr + "/mcp"
 
-	// A client of our own, whose idle connections are closed before the
-	// server is stopped.
-	httpClient := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	t.Cleanup(httpClient.CloseIdleConnections)
-
-	for _, version := range protocolVersions {
+	// Every client connects first, so that all are connected to the
+	// server at once when each waits for its notification.
+	sessions := make([]*mcp.ClientSession, len(mcptest.Versions))
+	notes := make([]*mcptest.Notifications, len(mcptest.Versions))
+	for i, version := range mcptest.Versions {
+		notes[i] = new(mcptest.Notifications)
+		sessions[i] = mcptest.ConnectHTTP(t, url, "", version, notes[i].ClientOptions(nil))
+	}
+	for i, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
-			ctx := t.Context()
-			transport := &mcp.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: httpClient}
-			client := mcp.NewClient(&mcp.Implementation{Name: "quickstart-test", Version: "v0"}, nil)
-			cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
-			require.NoError(t, err)
-			defer cs.Close()
-			exercise(t, cs, version)
+			caps := sessions[i].InitializeResult().Capabilities.Resources
+			require.NotNil(t, caps)
+			require.True(t, caps.Subscribe, "subscribe advertised")
+			require.True(t, caps.ListChanged, "listChanged advertised")
+			exercise(t, sessions[i], version)
+			subscribe(t, sessions[i], notes[i], version)
 		})
+	}
+
+	// /mcp is the only path served.
+	client := mcptest.HTTPClient(t, "")
+	for _, path := range []string{"/", "/mcp/", "/other"} {
+		resp, err := client.Post("http://"+addr+path, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		require.NoError(t, err, path)
+		resp.Body.Close()
+		require.Equal(t, http.StatusNotFound, resp.StatusCode, path)
+	}
+}
+
+// A walk through resources/list started before the server restarts
+// continues after it if the server has the same cursor keys, from a file
+// or from the environment; with no keys it is refused, and the server
+// warns at start-up that it would be.
+func TestCursorKeysAcrossRestart(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "cursor-keys")
+	key := newKey(t)
+	// An old key after the new one: rotation in progress.
+	require.NoError(t, os.WriteFile(keyFile, []byte("# cursor keys, newest first\n"+key+"\n"+newKey(t)+"\n"), 0o600))
+
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		env     string
+		resumes bool
+		log     []string // in the server's one line about cursors
+	}{
+		{"file", []string{"-cursor-keys", keyFile}, "", true, []string{`level=INFO msg="list cursors use the keys given"`, keyFile}},
+		{"env", nil, key, true, []string{`level=INFO msg="list cursors use the keys given"`, "$" + cursor.KeysEnv}},
+		{"none", nil, "", false, []string{`level=WARN msg="no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica;`,
+			"-cursor-keys FILE", "$" + cursor.KeysEnv}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(cursor.KeysEnv, tc.env)
+			args := append([]string{"-page-size", "2"}, tc.args...)
+
+			// The first page of each version's walk, from one server.
+			var first [][]*mcp.Resource
+			var cursors []string
+			t.Run("before", func(t *testing.T) {
+				url, stderr := startHTTP(t, args...)
+				for _, version := range mcptest.Versions {
+					cs := mcptest.ConnectHTTP(t, url, "", version, nil)
+					page, err := cs.ListResources(t.Context(), nil)
+					require.NoError(t, err, version)
+					require.Len(t, page.Resources, 2, version)
+					require.NotEmpty(t, page.NextCursor, version)
+					first = append(first, page.Resources)
+					cursors = append(cursors, page.NextCursor)
+				}
+				checkStartupLog(t, stderr, tc.log, key)
+			})
+
+			// The rest, from the next server.
+			t.Run("after", func(t *testing.T) {
+				url, stderr := startHTTP(t, args...)
+				for i, version := range mcptest.Versions {
+					cs := mcptest.ConnectHTTP(t, url, "", version, nil)
+					all, _ := mcptest.ListAll(t, cs)
+					page, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: cursors[i]})
+					if !tc.resumes {
+						var jerr *jsonrpc.Error
+						require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", version, err)
+						require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, version)
+						continue
+					}
+					require.NoError(t, err, version)
+					walk := append(append([]*mcp.Resource(nil), first[i]...), page.Resources...)
+					for page.NextCursor != "" {
+						page, err = cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: page.NextCursor})
+						require.NoError(t, err, version)
+						walk = append(walk, page.Resources...)
+					}
+					require.Equal(t, uris(all), uris(walk), "%s: the walk across the restart", version)
+				}
+				checkStartupLog(t, stderr, tc.log, key)
+			})
+		})
+	}
+}
+
+// A bad key file stops the server before it serves anything.
+func TestCursorKeysInvalid(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "cursor-keys")
+	require.NoError(t, os.WriteFile(keyFile, []byte("c2hvcnQ=\n"), 0o600)) // "short"
+	for _, tc := range []struct{ name, arg string }{
+		{"short key", keyFile},
+		{"missing file", keyFile + ".missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := exec.Command(binPath, "-cursor-keys", tc.arg, "-http", "127.0.0.1:0").CombinedOutput()
+			var exit *exec.ExitError
+			require.True(t, errors.As(err, &exit), "want the server to fail, got %v; output:\n%s", err, out)
+			require.Equal(t, 1, exit.ExitCode())
+			require.Contains(t, string(out), `level=ERROR msg="server failed"`)
+			require.NotContains(t, string(out), "serving MCP")
+		})
+	}
+}
+
+// newKey returns a new random cursor key, base64-encoded as key files and
+// $MCPRES_CURSOR_KEYS hold it.
+func newKey(t *testing.T) string {
+	b := make([]byte, 32)
+	_, err := rand.Read(b)
+	require.NoError(t, err)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// uris returns the URIs of resources, in order.
+func uris(resources []*mcp.Resource) []string {
+	var out []string
+	for _, r := range resources {
+		out = append(out, r.URI)
+	}
+	return out
+}
+
+// checkStartupLog checks that stderr holds one line about cursors, that it
+// holds each of want, and that it does not reveal key.
+func checkStartupLog(t *testing.T, stderr *mcptest.Buffer, want []string, key string) {
+	t.Helper()
+	out := stderr.String()
+	var lines []string
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, "cursor") {
+			lines = append(lines, line)
+		}
+	}
+	require.Len(t, lines, 1, "one line about cursors; stderr:\n%s", out)
+	for _, w := range want {
+		require.Contains(t, lines[0], w)
+	}
+	require.NotContains(t, out, key)
+}
+
+// urlLine is the line the server logs when it listens, as
+// scripts/conformance.sh reads it from examples/conformance.
+var urlLine = regexp.MustCompile(`msg="serving MCP over streamable HTTP" url=(http:\S*)`)
+
+// startHTTP starts the server with args on a port the system picks, and
+// returns the URL it logs and its stderr. When t ends it interrupts the
+// server, which must exit cleanly.
+func startHTTP(t *testing.T, args ...string) (string, *mcptest.Buffer) {
+	t.Helper()
+	cmd := exec.Command(binPath, append(args, "-http", "127.0.0.1:0")...)
+	stderr := mcptest.Stderr(t, cmd)
+	require.NoError(t, cmd.Start())
+	var waitErr error
+	exited := make(chan struct{}) // closed when the server has exited
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			cmd.Process.Kill()
+		}
+		select {
+		case <-exited:
+			require.NoError(t, waitErr, "server exit")
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Error("server did not stop on interrupt; killed it")
+		}
+	})
+	deadline := time.After(10 * time.Second)
+	for {
+		sc := bufio.NewScanner(strings.NewReader(stderr.String()))
+		for sc.Scan() {
+			if m := urlLine.FindStringSubmatch(sc.Text()); m != nil {
+				require.True(t, strings.HasSuffix(m[1], "/mcp"), "url %s", m[1])
+				return m[1], stderr
+			}
+		}
+		select {
+		case <-exited:
+			t.Fatalf("server exited before it listened: %v", waitErr)
+		case <-deadline:
+			t.Fatal("server did not log its URL within 10s")
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }

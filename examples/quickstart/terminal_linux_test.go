@@ -120,7 +120,8 @@ func TestTerminalHint(t *testing.T) {
 }
 
 // Started by a host, through pipes, the server prints no hint: its stderr
-// holds only its log records (none, today).
+// holds only its log records (today, the warning that its list cursors
+// use a random key).
 func TestNoHintOnPipe(t *testing.T) {
 	cmd := exec.Command(binPath)
 	stderr := mcptest.Stderr(t, cmd)
