@@ -51,11 +51,12 @@ func tokensFile(t *testing.T) string {
 	return path
 }
 
-// connectAs connects a client presenting token to the server at url and
-// checks the negotiated version; the session is closed when t ends.
-func connectAs(t *testing.T, url, token, version string) *mcp.ClientSession {
+// connectAs connects a client with opts (nil for none) presenting token to
+// the server at url and checks the negotiated version; the session is
+// closed when t ends.
+func connectAs(t *testing.T, url, token, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	cs := mcptest.ConnectHTTP(t, url, token, version, nil)
+	cs := mcptest.ConnectHTTP(t, url, token, version, opts)
 	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
 	return cs
 }
@@ -78,15 +79,17 @@ func requireSameError(t *testing.T, want *jsonrpc.Error, wantURI string, got *js
 }
 
 // TestAuthHTTP runs the binary behind bearer tokens and checks, over HTTP
-// with both tokens, that each user sees only their collections.
+// with both tokens and on each protocol version, that each user sees only
+// their collections, and is told of changes to what they subscribed to.
 func TestAuthHTTP(t *testing.T) {
 	bin := binPath
-	url := "http://" + mcptest.StartHTTP(t, bin, "-tokens", tokensFile(t), "-page-size", fmt.Sprint(pageSize), "-db", testDB(t))
+	url := "http://" + mcptest.StartHTTP(t, bin, "-tokens", tokensFile(t), "-page-size", fmt.Sprint(pageSize), "-db", testDB(t)) + mcpPath
 
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
-			alice := connectAs(t, url, aliceToken, version)
-			bob := connectAs(t, url, bobToken, version)
+			alice := connectAs(t, url, aliceToken, version, nil)
+			bobNotes := new(mcptest.Notifications)
+			bob := connectAs(t, url, bobToken, version, bobNotes.ClientOptions(nil))
 			users := map[string]*mcp.ClientSession{aliceToken: alice, bobToken: bob}
 
 			t.Run("Lists", func(t *testing.T) {
@@ -110,13 +113,14 @@ func TestAuthHTTP(t *testing.T) {
 			t.Run("Completion", func(t *testing.T) { checkCompletion(t, alice, bob) })
 			t.Run("Subscriptions", func(t *testing.T) {
 				if version < "2026-07-28" {
-					checkSubscribe(t, bob)
+					checkRefused(t, legacySubscribe(t, bob), deniedOrMissing...)
 				} else {
 					// go-sdk's client subscribes with a subscriptions/listen
 					// it sends in the background, whose errors it does not
 					// return: send the listen ourselves.
 					checkListen(t, url, bobToken)
 				}
+				checkNotified(t, bob, bobNotes)
 			})
 			t.Run("Collections", func(t *testing.T) {
 				var cols struct {
@@ -129,6 +133,9 @@ func TestAuthHTTP(t *testing.T) {
 			})
 			t.Run("Tools", func(t *testing.T) { checkTools(t, alice, bob) })
 			t.Run("NoToken", func(t *testing.T) { checkUnauthenticated(t, url, version) })
+			if version < "2026-07-28" {
+				t.Run("SessionOfAnother", func(t *testing.T) { checkSessionOwner(t, url, bob) })
+			}
 		})
 	}
 }
@@ -257,38 +264,62 @@ func checkCompletion(t *testing.T, alice, bob *mcp.ClientSession) {
 	require.Equal(t, []string{"code-review", "onboarding", "runbook"}, values(alice, documentTmpl, "doc", "", map[string]string{"collection": "engineering"}))
 }
 
-// checkSubscribe checks, on protocol 2025-11-25, that bob cannot
-// subscribe to alice's documents, and is told so as for a URI that does
-// not exist, and that he can subscribe to his own.
-func checkSubscribe(t *testing.T, bob *mcp.ClientSession) {
-	ctx := t.Context()
-	missingURI := "resource://knowledge/nosuch"
-	missing := rpcError(t, bob.Subscribe(ctx, &mcp.SubscribeParams{URI: missingURI}), missingURI)
-	require.Equal(t, int64(jsonrpc.CodeInvalidParams), missing.Code)
-	for _, deniedURI := range []string{documentURI("engineering", "runbook"), statsURI("engineering")} {
-		denied := rpcError(t, bob.Subscribe(ctx, &mcp.SubscribeParams{URI: deniedURI}), deniedURI)
-		requireSameError(t, missing, missingURI, denied, deniedURI)
-	}
-	require.NoError(t, bob.Subscribe(ctx, &mcp.SubscribeParams{URI: documentURI("product", "roadmap")}))
-	require.NoError(t, bob.Subscribe(ctx, &mcp.SubscribeParams{URI: statsURI("product")}))
+// deniedOrMissing are URIs bob may not subscribe to: those of alice's
+// collections, which exist, and of his own collections and others, which
+// do not. A template matches each. He is refused each exactly as a URI no
+// template matches: he cannot tell what exists of others' collections.
+var deniedOrMissing = []string{
+	documentURI("engineering", "runbook"), // alice's
+	documentsURI("engineering"),
+	statsURI("engineering"),
+	documentURI("support", "faq"),
+	documentURI("product", "nosuch"),  // his collection, a missing document
+	documentURI("product", "faq"),     // a document of support's name
+	documentURI("archive", "runbook"), // granted to him, but missing
+	documentsURI("archive"),
+	statsURI("archive"),
+	documentURI("nosuch", "runbook"), // neither granted nor existing
+	statsURI("nosuch"),
 }
 
 // checkListen checks, on protocol 2026-07-28, that a subscriptions/listen
-// presenting token for alice's document is refused as one for a URI that
-// does not exist (the same HTTP status and JSON-RPC error), and that one
-// for bob's own document is acknowledged.
+// presenting token for any of deniedOrMissing is refused as one for a URI
+// no template matches (the same HTTP status and JSON-RPC error), and that
+// one for bob's own document is acknowledged.
 func checkListen(t *testing.T, url, token string) {
-	missingURI, deniedURI := "resource://knowledge/nosuch", documentURI("engineering", "runbook")
-	missingStatus, err := listen(t, url, token, missingURI)
-	missing := rpcError(t, err, missingURI)
+	missingStatus, err := listen(t, url, token, noTemplateURI)
+	missing := rpcError(t, err, noTemplateURI)
 	require.Equal(t, int64(jsonrpc.CodeInvalidParams), missing.Code)
-	deniedStatus, err := listen(t, url, token, deniedURI)
-	require.Equal(t, missingStatus, deniedStatus, "HTTP status")
-	requireSameError(t, missing, missingURI, rpcError(t, err, deniedURI), deniedURI)
+	require.Contains(t, missing.Message, "no such resource")
+	for _, uri := range deniedOrMissing {
+		status, err := listen(t, url, token, uri)
+		require.Equal(t, missingStatus, status, "HTTP status for %s", uri)
+		requireSameError(t, missing, noTemplateURI, rpcError(t, err, uri), uri)
+	}
 
 	status, err := listen(t, url, token, documentURI("product", "roadmap"))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
+}
+
+// checkNotified checks that bob, whose notifications n records, is told of
+// changes to his document and his collection's statistics, over HTTP with
+// his token: on his session's GET stream before 2026-07-28, on his
+// listens' streams from 2026-07-28 on.
+func checkNotified(t *testing.T, bob *mcp.ClientSession, n *mcptest.Notifications) {
+	roadmap, stats := documentURI("product", "roadmap"), statsURI("product")
+	edits := 0
+	edit := func() {
+		edits++
+		md := fmt.Sprintf("# Product roadmap\n\nRevision %d.\n", edits)
+		callTool(t, bob, "put_document", map[string]any{"collection": "product", "doc": "roadmap", "markdown": md})
+	}
+	for _, uri := range []string{roadmap, stats} {
+		require.NoError(t, bob.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}))
+		n.WaitUpdated(t, uri, edit)
+	}
+	require.NoError(t, bob.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: roadmap}))
+	require.NoError(t, bob.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: stats}))
 }
 
 // listen POSTs a 2026-07-28 subscriptions/listen for uri presenting token,
@@ -434,15 +465,35 @@ func checkUnauthenticated(t *testing.T, url, version string) {
 	}
 }
 
+// checkSessionOwner checks that a request in bob's session (of a protocol
+// before 2026-07-28) is refused with HTTP 403 when it carries alice's
+// token, and served with his.
+func checkSessionOwner(t *testing.T, url string, bob *mcp.ClientSession) {
+	require.NotEmpty(t, bob.ID(), "a session")
+	for token, want := range map[string]int{aliceToken: http.StatusForbidden, bobToken: http.StatusOK} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url,
+			strings.NewReader(`{"jsonrpc":"2.0","id":99,"method":"resources/templates/list","params":{}}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", bob.ID())
+		req.Header.Set("Mcp-Protocol-Version", bob.InitializeResult().ProtocolVersion)
+		resp, err := mcptest.HTTPClient(t, token).Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, want, resp.StatusCode, "bob's session with token %q", token)
+	}
+}
+
 // TestReadRate checks that -read-rate refuses reads beyond the rate, per
 // user.
 func TestReadRate(t *testing.T) {
 	bin := binPath
 	tokens := tokensFile(t)
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
-			url := "http://" + mcptest.StartHTTP(t, bin, "-tokens", tokens, "-read-rate", "2", "-db", testDB(t))
-			alice := connectAs(t, url, aliceToken, version)
+			url := "http://" + mcptest.StartHTTP(t, bin, "-tokens", tokens, "-read-rate", "2", "-db", testDB(t)) + mcpPath
+			alice := connectAs(t, url, aliceToken, version, nil)
 			uri := documentURI("engineering", "runbook")
 			var limited *jsonrpc.Error
 			for i := range 5 {
@@ -460,7 +511,7 @@ func TestReadRate(t *testing.T) {
 			require.Equal(t, "Rate limit exceeded", limited.Message)
 
 			// Bob's reads are counted apart.
-			bob := connectAs(t, url, bobToken, version)
+			bob := connectAs(t, url, bobToken, version, nil)
 			read(t, bob, documentURI("product", "roadmap"))
 		})
 	}
@@ -476,9 +527,9 @@ func TestAuditLog(t *testing.T) {
 	ts := httptest.NewServer(httpHandler(server, tokens))
 	defer ts.Close()
 
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
-			bob := connectAs(t, ts.URL, bobToken, version)
+			bob := connectAs(t, ts.URL+mcpPath, bobToken, version, nil)
 			denied, allowed := documentURI("engineering", "runbook"), documentURI("product", "roadmap")
 			_, err := bob.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: denied})
 			require.Error(t, err)

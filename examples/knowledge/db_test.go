@@ -134,16 +134,29 @@ func TestListKeyOrder(t *testing.T) {
 
 // TestQueryPlans checks that the list queries are keyset queries: SQLite
 // searches an index from the key after which the page starts, in the
-// index's order, rather than scanning and sorting the table.
+// index's order, rather than scanning and sorting the table; and that the
+// existence checks of resources/subscribe are searches of the primary key.
 func TestQueryPlans(t *testing.T) {
 	store, _, err := OpenStore(t.Context(), testDB(t))
 	require.NoError(t, err)
 	defer store.Close()
-	for _, tc := range []struct{ query, want string }{
-		{documentsAfterQuery, "SEARCH documents USING INDEX documents_by_key (<expr>>?)"},
-		{collectionsAfterQuery, "SEARCH documents USING COVERING INDEX sqlite_autoindex_documents_1 (collection>?)"},
+	for _, tc := range []struct {
+		query string
+		args  []any
+		want  []string
+	}{
+		{documentsAfterQuery, []any{"", 10}, []string{"SEARCH documents USING INDEX documents_by_key (<expr>>?)"}},
+		{collectionsAfterQuery, []any{"", 10}, []string{"SEARCH documents USING COVERING INDEX sqlite_autoindex_documents_1 (collection>?)"}},
+		{hasDocumentQuery, []any{"engineering", "runbook"}, []string{
+			"SCAN CONSTANT ROW", "SCALAR SUBQUERY 1",
+			"SEARCH documents USING COVERING INDEX sqlite_autoindex_documents_1 (collection=? AND name=?)",
+		}},
+		{hasCollectionQuery, []any{"engineering"}, []string{
+			"SCAN CONSTANT ROW", "SCALAR SUBQUERY 1",
+			"SEARCH documents USING COVERING INDEX sqlite_autoindex_documents_1 (collection=?)",
+		}},
 	} {
-		rows, err := store.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tc.query, "", 10)
+		rows, err := store.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tc.query, tc.args...)
 		require.NoError(t, err)
 		var plan []string
 		for rows.Next() {
@@ -154,6 +167,26 @@ func TestQueryPlans(t *testing.T) {
 		}
 		require.NoError(t, rows.Err())
 		rows.Close()
-		require.Equal(t, []string{tc.want}, plan, fmt.Sprintf("plan of %s", tc.query))
+		require.Equal(t, tc.want, plan, fmt.Sprintf("plan of %s", tc.query))
+	}
+
+	// The checks themselves.
+	for _, tc := range []struct {
+		collection, doc string
+		want            bool
+	}{
+		{"engineering", "runbook", true},
+		{"engineering", "roadmap", false},
+		{"nosuch", "runbook", false},
+		{"engineering", "", false},
+	} {
+		ok, err := store.HasDocument(t.Context(), tc.collection, tc.doc)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, ok, "HasDocument(%q, %q)", tc.collection, tc.doc)
+	}
+	for c, want := range map[string]bool{"engineering": true, "support": true, "nosuch": false, "runbook": false, "": false} {
+		ok, err := store.HasCollection(t.Context(), c)
+		require.NoError(t, err)
+		require.Equal(t, want, ok, "HasCollection(%q)", c)
 	}
 }

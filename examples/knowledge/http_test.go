@@ -40,9 +40,11 @@ func TestHTTPReadHeaderTimeout(t *testing.T) {
 
 // TestHTTPCancelledRead serves the knowledge base in process, with the
 // binary's handler and server limits and one more resource whose read
-// function waits for its context, and checks that a 2026-07-28 client
-// that cancels the read cancels the read function's context
-// (StreamableHTTPOptions.PropagateRequestCancellation).
+// function waits for its context, and checks that a client of each
+// protocol version that cancels the read cancels the read function's
+// context: a 2026-07-28 client by ending its HTTP request
+// (StreamableHTTPOptions.PropagateRequestCancellation), an older one by
+// sending notifications/cancelled in its session.
 func TestHTTPCancelledRead(t *testing.T) {
 	server, reg := newTestServer(t, config{pageSize: pageSize}, slog.New(slog.DiscardHandler))
 
@@ -69,23 +71,27 @@ func TestHTTPCancelledRead(t *testing.T) {
 	ts.Start()
 	defer ts.Close()
 
-	cs := connectAs(t, ts.URL, "", "2026-07-28")
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go func() {
-		select {
-		case <-started:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: slowURI})
-	require.ErrorIs(t, err, context.Canceled)
+	for _, version := range mcptest.Versions {
+		t.Run(version, func(t *testing.T) {
+			cs := connectAs(t, ts.URL+mcpPath, "", version, nil)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			go func() {
+				select {
+				case <-started:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: slowURI})
+			require.ErrorIs(t, err, context.Canceled)
 
-	select {
-	case cause := <-ended:
-		require.Error(t, cause, "the read function ran to its end: its context was not cancelled")
-	case <-time.After(5 * time.Second):
-		t.Fatal("the read function did not return within 5s of the cancellation")
+			select {
+			case cause := <-ended:
+				require.Error(t, cause, "the read function ran to its end: its context was not cancelled")
+			case <-time.After(5 * time.Second):
+				t.Fatal("the read function did not return within 5s of the cancellation")
+			}
+		})
 	}
 }

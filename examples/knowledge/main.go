@@ -25,21 +25,37 @@
 // example documents, on first run, and keeps every edit across restarts;
 // -db :memory: serves a database of its own that is lost on exit.
 //
-// Clients may subscribe to any of these resources. The tools put_document
-// and delete_document edit the knowledge base: subscribers of what changed
-// get notifications/resources/updated, and creating or deleting a document
-// sends notifications/resources/list_changed.
+// Clients may subscribe to any of these resources that exists: a
+// subscription to a document, or to the documents list or statistics of a
+// collection, that does not exist is refused as "no such resource"
+// (-32602), after a lookup of the primary key (resource.WithExists). The
+// tools put_document and delete_document edit the knowledge base:
+// subscribers of what changed get notifications/resources/updated, and
+// creating or deleting a document sends
+// notifications/resources/list_changed.
 //
 // Run it over stdio, the way MCP hosts launch servers:
 //
 //	go run ./examples/knowledge
 //
-// or over streamable HTTP, as http://127.0.0.1:8080:
+// or over streamable HTTP, as http://127.0.0.1:8080/mcp:
 //
 //	go run ./examples/knowledge -http 127.0.0.1:8080
 //
-// Logs go to stderr: on stdio, stdout carries the protocol. The HTTP server
-// is stateless, so it sends no notifications.
+// One URL serves clients of every protocol version, each with its
+// notifications (resource.NewHTTPHandler): clients of 2025-06-18 and
+// 2025-11-25 hold a session and receive them on its GET stream; 2026-07-28
+// clients need no session and receive them on their subscriptions/listen
+// streams. Every other path is 404. Logs go to stderr: on stdio, stdout
+// carries the protocol.
+//
+// resources/list cursors are encrypted with the keys of the file
+// -cursor-keys names, else of $MCPRES_CURSOR_KEYS (one base64 key a line,
+// the first encrypting, the others still decrypting: see
+// cursor.LoadKeys), so that a client's walk through the list survives a
+// restart and continues on another replica that holds the same keys.
+// Without either, a random key is used, and the server says so at
+// start-up (at Warn level over HTTP).
 //
 // Without -tokens, the HTTP server has no authentication: keep it on a
 // loopback address. With -tokens FILE, every HTTP request must carry a
@@ -66,8 +82,8 @@
 // level (the registry's audit log; allowed accesses are at Debug).
 //
 // -read-rate N caps resources/read at N a second, in bursts of up to N,
-// per caller (per user with -tokens; all anonymous HTTP callers share one
-// budget, as do the requests of a stdio session); a read beyond it is
+// per caller (per user with -tokens; per client address for anonymous
+// HTTP callers; one budget for a stdio session); a read beyond it is
 // answered with error -32029 "Rate limit exceeded". 0, the default, sets
 // no limit.
 package main
@@ -105,28 +121,13 @@ const (
 	jsonMIMEType     = "application/json"
 )
 
-// documentsURI returns the URI of collection's documents list. Store names
-// need no percent-encoding.
-func documentsURI(collection string) string {
-	return "resource://knowledge/" + collection + "/documents"
-}
-
-// documentURI returns the URI of a document.
-func documentURI(collection, doc string) string {
-	return "resource://knowledge/" + collection + "/document/" + doc
-}
-
-// statsURI returns the URI of collection's statistics.
-func statsURI(collection string) string {
-	return "resource://knowledge/" + collection + "/stats"
-}
-
 func main() {
 	dbPath := flag.String("db", "", "keep the knowledge base in the SQLite database `file`, created with example documents if need be (default knowledge.db in the user cache directory's mcpres folder; :memory: for one lost on exit)")
 	httpAddr := flag.String("http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080) instead of stdio")
 	pageSize := flag.Int("page-size", resource.DefaultPageSize, "the most resources one resources/list page holds")
 	tokensFile := flag.String("tokens", "", "with -http, require the bearer tokens listed in the JSON `file`, each seeing its own collections")
 	readRate := flag.Float64("read-rate", 0, "allow each caller `N` resources/read a second, in bursts of N (0: no limit)")
+	cursorKeys := flag.String("cursor-keys", "", "encrypt list cursors with the keys in `file`: one base64 key a line, the first encrypting (default $"+cursor.KeysEnv+", else a random key)")
 	flag.Parse()
 
 	if flag.NArg() > 0 {
@@ -135,7 +136,7 @@ func main() {
 		os.Exit(2)
 	}
 
-	cfg, err := newConfig(*dbPath, *httpAddr, *pageSize, *tokensFile, *readRate)
+	cfg, err := newConfig(*dbPath, *httpAddr, *pageSize, *tokensFile, *readRate, *cursorKeys)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "knowledge: %v\n", err)
 		os.Exit(2)
@@ -154,14 +155,25 @@ type config struct {
 	pageSize int
 	tokens   *tokenSet // nil: no authentication
 	readRate float64   // reads a second per caller; 0: no limit
+	// cursorKeys encrypt list cursors, the first encrypting; none means
+	// a random key. keysFrom says where they come from, for the log.
+	cursorKeys [][]byte
+	keysFrom   string
 }
 
-// newConfig checks the flags and loads the tokens file, if any.
-func newConfig(dbPath, httpAddr string, pageSize int, tokensFile string, readRate float64) (config, error) {
+// newConfig checks the flags and loads the tokens file, if any, and the
+// cursor keys: from the file cursorKeysFile, if it is not "", else from
+// $MCPRES_CURSOR_KEYS, else none.
+func newConfig(dbPath, httpAddr string, pageSize int, tokensFile string, readRate float64, cursorKeysFile string) (config, error) {
 	cfg := config{dbPath: dbPath, httpAddr: httpAddr, pageSize: pageSize, readRate: readRate}
 	if readRate < 0 {
 		return config{}, fmt.Errorf("-read-rate %v: want 0 (no limit) or more", readRate)
 	}
+	keys, from, err := cursor.LoadKeys(cursorKeysFile, cursor.KeysEnv)
+	if err != nil {
+		return config{}, fmt.Errorf("cursor keys: %w", err)
+	}
+	cfg.cursorKeys, cfg.keysFrom = keys, from
 	if tokensFile == "" {
 		return cfg, nil
 	}
@@ -200,6 +212,15 @@ func run(cfg config, logger *slog.Logger) error {
 	} else {
 		logger.Info("opened the knowledge base", "db", path)
 	}
+	switch {
+	case len(cfg.cursorKeys) > 0:
+		logger.Info("list cursors use the given keys", "from", cfg.keysFrom) // never the keys
+	case cfg.httpAddr != "":
+		logger.Warn("no cursor keys given: list cursors use a random key, so a client's walk through resources/list does not survive a restart or continue on another replica; give -cursor-keys FILE or set $" + cursor.KeysEnv + " (one base64 key a line; make one with: head -c 32 /dev/urandom | base64)")
+	default:
+		// On stdio the client's session ends with the process anyway.
+		logger.Info("no cursor keys given: list cursors use a random key, valid while this process runs")
+	}
 
 	server, reg, err := newServer(store, cfg, logger)
 	if err != nil {
@@ -223,10 +244,16 @@ func run(cfg config, logger *slog.Logger) error {
 // caller at the collections their token grants, and logs the refusals of
 // its audit log at Info level.
 func newServer(store *Store, cfg config, logger *slog.Logger) (*mcp.Server, *resource.Registry, error) {
-	kb := &knowledge{store: store, started: time.Now(), restricted: cfg.tokens != nil}
+	kb := &knowledge{store: store, logger: logger, started: time.Now(), restricted: cfg.tokens != nil}
+	// No keys: a random one, whose cursors end with the process.
+	cursors, err := cursor.NewCodec(&cursor.Options{Keys: cfg.cursorKeys})
+	if err != nil {
+		return nil, nil, fmt.Errorf("cursor keys from %s: %w", cfg.keysFrom, err)
+	}
 	opts := &resource.Options{
 		Logger:     logger,
 		PageSize:   cfg.pageSize,
+		Cursors:    cursors,
 		RateLimits: resource.RateLimits{Read: readLimit(cfg.readRate)},
 	}
 	if kb.restricted {
@@ -267,6 +294,7 @@ func readLimit(perSecond float64) *resource.RateLimit {
 type knowledge struct {
 	store   *Store
 	reg     *resource.Registry
+	logger  *slog.Logger
 	started time.Time
 	// restricted is set when callers present bearer tokens: each then
 	// sees and edits only the collections their token grants.
@@ -291,8 +319,9 @@ func (k *knowledge) register() error {
 		URITemplate: documentsTmpl, Name: "documents", Title: "Documents of a collection",
 		Description: "The documents of {collection}: name, title, size and last update.", MIMEType: jsonMIMEType,
 	}, k.readDocuments,
+		resource.WithExists(k.collectionExists),
 		resource.WithCompleter("collection", k.completeCollection),
-		resource.WithInstances(k.listCollections(documentsURI, "documents", "Documents of ", "The %d documents of %s.")),
+		resource.WithInstances(k.listCollections(documentsTmpl, "documents", "Documents of ", "The %d documents of %s.")),
 	); err != nil {
 		return err
 	}
@@ -300,8 +329,9 @@ func (k *knowledge) register() error {
 		URITemplate: statsTmpl, Name: "stats", Title: "Statistics of a collection",
 		Description: "The number of documents of {collection}, their size in bytes and their latest update.", MIMEType: jsonMIMEType,
 	}, k.readStats,
+		resource.WithExists(k.collectionExists),
 		resource.WithCompleter("collection", k.completeCollection),
-		resource.WithInstances(k.listCollections(statsURI, "stats", "Statistics of ", "How much the %d documents of %s hold, and their latest update.")),
+		resource.WithInstances(k.listCollections(statsTmpl, "stats", "Statistics of ", "How much the %d documents of %s hold, and their latest update.")),
 	); err != nil {
 		return err
 	}
@@ -309,10 +339,30 @@ func (k *knowledge) register() error {
 		URITemplate: documentTmpl, Name: "document", Title: "Document",
 		Description: "The document {doc} of {collection}, in markdown.", MIMEType: markdownMIMEType,
 	}, k.readDocument,
+		resource.WithExists(k.documentExists),
 		resource.WithCompleter("collection", k.completeCollection),
 		resource.WithCompleter("doc", k.completeDoc),
 		resource.WithInstances(k.listDocuments),
 	)
+}
+
+// documentExists tells resources/subscribe whether a document exists: one
+// lookup of the primary key.
+func (k *knowledge) documentExists(ctx context.Context, vars resource.Vars) (bool, error) {
+	return k.store.HasDocument(ctx, vars.Get("collection"), vars.Get("doc"))
+}
+
+// collectionExists tells resources/subscribe whether the collection of a
+// documents list or statistics exists: whether it holds a document.
+func (k *knowledge) collectionExists(ctx context.Context, vars resource.Vars) (bool, error) {
+	return k.store.HasCollection(ctx, vars.Get("collection"))
+}
+
+// documentURI returns the URI of a document, as clients send it. Store
+// names need no percent-encoding, but Expand encodes what needs it,
+// which concatenation would not.
+func (k *knowledge) documentURI(collection, doc string) (string, error) {
+	return k.reg.Expand(documentTmpl, "collection", collection, "doc", doc)
 }
 
 // jsonResult returns v, indented, as a read result.
@@ -379,12 +429,12 @@ func (k *knowledge) readStats(ctx context.Context, req *mcp.ReadResourceRequest,
 	return jsonResult(st)
 }
 
-// listCollections returns the instance list of a template with one
-// resource per collection, uri(collection), keyed by collection name:
-// Name is "collection/"+name, Title title+collection, and Description
-// describe filled in with the collection's number of documents and name.
-// Each page is one keyset query (Store.CollectionsAfter).
-func (k *knowledge) listCollections(uri func(collection string) string, name, title, describe string) resource.ListFunc {
+// listCollections returns the instance list of the template tmpl, whose
+// one variable is {collection}, with one resource per collection, keyed by
+// collection name: Name is "collection/"+name, Title title+collection, and
+// Description describe filled in with the collection's number of documents
+// and name. Each page is one keyset query (Store.CollectionsAfter).
+func (k *knowledge) listCollections(tmpl, name, title, describe string) resource.ListFunc {
 	return func(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
 		cols, err := k.store.CollectionsAfter(ctx, after, limit)
 		if err != nil {
@@ -392,8 +442,12 @@ func (k *knowledge) listCollections(uri func(collection string) string, name, ti
 		}
 		out := make([]cursor.Item[*mcp.Resource], len(cols))
 		for i, c := range cols {
+			uri, err := k.reg.Expand(tmpl, "collection", c.Name)
+			if err != nil {
+				return nil, err // logged; the client gets -32603
+			}
 			out[i] = cursor.Item[*mcp.Resource]{Key: c.Name, Value: &mcp.Resource{
-				URI: uri(c.Name), Name: c.Name + "/" + name, Title: title + c.Name,
+				URI: uri, Name: c.Name + "/" + name, Title: title + c.Name,
 				Description: fmt.Sprintf(describe, c.Documents, c.Name), MIMEType: jsonMIMEType,
 			}}
 		}
@@ -410,8 +464,12 @@ func (k *knowledge) listDocuments(ctx context.Context, after string, limit int) 
 	}
 	out := make([]cursor.Item[*mcp.Resource], len(docs))
 	for i, d := range docs {
+		uri, err := k.documentURI(d.Collection, d.Name)
+		if err != nil {
+			return nil, err // logged; the client gets -32603
+		}
 		out[i] = cursor.Item[*mcp.Resource]{Key: d.Key(), Value: &mcp.Resource{
-			URI: documentURI(d.Collection, d.Name), Name: d.Key(), Title: d.Title,
+			URI: uri, Name: d.Key(), Title: d.Title,
 			MIMEType: markdownMIMEType, Size: int64(d.Size),
 		}}
 	}
@@ -496,7 +554,11 @@ func (k *knowledge) put(ctx context.Context, req *mcp.CallToolRequest, in PutInp
 		return nil, EditOutput{}, err // reported to the client as a tool error
 	}
 	k.changed(in.Collection, in.Doc, newDoc)
-	return nil, EditOutput{URI: documentURI(in.Collection, in.Doc), Created: newDoc}, nil
+	uri, err := k.documentURI(in.Collection, in.Doc)
+	if err != nil {
+		return nil, EditOutput{}, err
+	}
+	return nil, EditOutput{URI: uri, Created: newDoc}, nil
 }
 
 func (k *knowledge) delete(ctx context.Context, req *mcp.CallToolRequest, in DeleteInput) (*mcp.CallToolResult, EditOutput, error) {
@@ -512,19 +574,41 @@ func (k *knowledge) delete(ctx context.Context, req *mcp.CallToolRequest, in Del
 		return nil, EditOutput{}, fmt.Errorf("no document %q in collection %q", in.Doc, in.Collection)
 	}
 	k.changed(in.Collection, in.Doc, true)
-	return nil, EditOutput{URI: documentURI(in.Collection, in.Doc), Deleted: true}, nil
+	uri, err := k.documentURI(in.Collection, in.Doc)
+	if err != nil {
+		return nil, EditOutput{}, err
+	}
+	return nil, EditOutput{URI: uri, Deleted: true}, nil
 }
 
 // changed tells subscribers that a document changed, and with it its
-// collection's documents list and statistics and the collections list (its
-// counts and sizes). If a document was created or deleted, resources/list
-// changed too.
+// collection's documents list and statistics, the collections list (its
+// counts) and health. If a document was created or deleted, resources/list
+// changed too. A URI that cannot be built or that no client could
+// subscribe to is a bug, logged at Error: its subscribers would never be
+// told.
 func (k *knowledge) changed(collection, doc string, listChanged bool) {
-	k.reg.Changed(documentURI(collection, doc))
-	k.reg.Changed(documentsURI(collection))
-	k.reg.Changed(statsURI(collection))
-	k.reg.Changed(collectionsURI)
-	k.reg.Changed(healthURI)
+	uris := []string{collectionsURI, healthURI}
+	for _, inst := range []struct {
+		tmpl string
+		vars []string
+	}{
+		{documentTmpl, []string{"collection", collection, "doc", doc}},
+		{documentsTmpl, []string{"collection", collection}},
+		{statsTmpl, []string{"collection", collection}},
+	} {
+		uri, err := k.reg.Expand(inst.tmpl, inst.vars...)
+		if err != nil {
+			k.logger.Error("cannot notify the subscribers of a change", "template", inst.tmpl, "vars", inst.vars, "error", err)
+			continue
+		}
+		uris = append(uris, uri)
+	}
+	for _, uri := range uris {
+		if err := k.reg.Changed(uri); err != nil {
+			k.logger.Error("cannot notify the subscribers of a change", "uri", uri, "error", err)
+		}
+	}
 	if listChanged {
 		k.reg.NotifyListChanged()
 	}
@@ -532,8 +616,9 @@ func (k *knowledge) changed(collection, doc string, listChanged bool) {
 
 // Limits of the HTTP server, for a server reachable by clients it does not
 // trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
-// streams that stay open as long as the client listens (a
-// subscriptions/listen request), and a write deadline would cut them off.
+// streams that stay open as long as the client listens (a session's GET
+// stream, a subscriptions/listen request), and a write deadline would cut
+// them off.
 const (
 	// readHeaderTimeout bounds how long a client may take to send a
 	// request's headers, so that one that trickles them (slowloris) cannot
@@ -550,29 +635,45 @@ const (
 	// maxHeaderBytes caps the size of a request's headers (net/http's
 	// default is 1 MiB); bearer tokens fit with room to spare.
 	maxHeaderBytes = 64 << 10
+	// sessionTimeout closes the session of a client before protocol
+	// 2026-07-28 (and ends its subscriptions) once the client has sent no
+	// request for this long, so that clients that went away without a
+	// word are not remembered for ever. An open GET stream does not count
+	// as activity: a client that only listens must ping (go-sdk's
+	// ClientOptions.KeepAlive) more often to keep its session.
+	sessionTimeout = 30 * time.Minute
 )
 
-// httpHandler returns the HTTP handler that serves server over stateless
-// streamable HTTP, behind bearer-token authentication if tokens is not nil.
+// mcpPath is the path of the MCP endpoint; every other path is 404.
+const mcpPath = "/mcp"
+
+// httpHandler returns the HTTP handler that serves server over streamable
+// HTTP on /mcp, to clients of every protocol version, behind bearer-token
+// authentication if tokens is not nil; other paths are 404.
 func httpHandler(server *mcp.Server, tokens *tokenSet) http.Handler {
-	// Stateless serves each request on its own, and is how go-sdk serves
-	// protocol 2026-07-28 over HTTP; older clients are served too. It rules
-	// out server-initiated messages outside a request (list_changed,
-	// resource updates): drop it if you need those for older clients.
-	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{
-			Stateless: true,
-			// A 2026-07-28 request ends with its HTTP request: when the
-			// client cancels it or hangs up, the read function's context is
-			// cancelled. (Requests of older protocols run to completion.)
-			PropagateRequestCancellation: true,
-		})
+	// One endpoint for every protocol version: 2025-06-18 and 2025-11-25
+	// clients hold a session, and receive list_changed and resource
+	// updates on its GET stream; 2026-07-28 clients need no session, and
+	// receive them on their subscriptions/listen streams.
+	var h http.Handler = resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
+		// Abandoned sessions, and their subscriptions, are reclaimed.
+		SessionTimeout: sessionTimeout,
+		// A 2026-07-28 request ends with its HTTP request: when the client
+		// cancels it or hangs up, the read function's context is
+		// cancelled. (Older clients cancel with notifications/cancelled,
+		// which their session matches to the request.)
+		PropagateRequestCancellation: true,
+	})
 	if tokens != nil {
+		// Every request of a session carries the token; go-sdk refuses a
+		// session's requests made with another user's.
 		h = tokens.requireToken(h)
 	}
 	// Rate budgets (-read-rate) follow the caller: a token's user, or an
 	// anonymous client's address, whatever session it uses.
-	return resource.WithClientAddress(h, "")
+	mux := http.NewServeMux()
+	mux.Handle(mcpPath, resource.WithClientAddress(h, ""))
+	return mux
 }
 
 // newHTTPServer returns an HTTP server for handler with the limits above.
@@ -604,7 +705,7 @@ func serveHTTP(ctx context.Context, handler http.Handler, addr string, logger *s
 	if err != nil {
 		return err
 	}
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String())
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+mcpPath)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -613,7 +714,8 @@ func serveHTTP(ctx context.Context, handler http.Handler, addr string, logger *s
 	case <-ctx.Done():
 	}
 	// Let requests in flight finish, then close whatever connections are
-	// left (an HTTP client may hold one open that never sends a request).
+	// left (a client may hold a notification stream open, or a connection
+	// that never sends a request).
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

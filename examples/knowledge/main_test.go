@@ -1,18 +1,16 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
@@ -26,9 +24,6 @@ var binPath string
 
 func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &binPath)) }
 
-// protocolVersions are the protocol versions the client negotiates in turn.
-var protocolVersions = []string{"2025-11-25", "2026-07-28"}
-
 // pageSize is the server's resources/list page size in the tests: small, so
 // that listing takes several pages.
 const pageSize = 3
@@ -39,6 +34,23 @@ const pageSize = 3
 func testDB(t *testing.T) string {
 	t.Helper()
 	return filepath.Join(t.TempDir(), "knowledge.db")
+}
+
+// documentsURI returns the URI of collection's documents list, as a client
+// sends it: the tests' names need no percent-encoding, so the URIs are
+// spelt out here as clients would, not built as the server builds them.
+func documentsURI(collection string) string {
+	return "resource://knowledge/" + collection + "/documents"
+}
+
+// documentURI returns the URI of a document.
+func documentURI(collection, doc string) string {
+	return "resource://knowledge/" + collection + "/document/" + doc
+}
+
+// statsURI returns the URI of collection's statistics.
+func statsURI(collection string) string {
+	return "resource://knowledge/" + collection + "/stats"
 }
 
 // newTestServer serves, in process, a knowledge base of its own (in a
@@ -56,95 +68,23 @@ func newTestServer(t *testing.T, cfg config, logger *slog.Logger) (*mcp.Server, 
 	return server, reg
 }
 
-// notes records the notifications a client is sent.
-type notes struct {
-	mu          sync.Mutex
-	updated     []string
-	listChanged int
-	got         chan struct{}
-}
-
-// newNotes returns notes and the client options that record into them.
-func newNotes() (*notes, *mcp.ClientOptions) {
-	n := &notes{got: make(chan struct{}, 1)}
-	return n, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			n.mu.Lock()
-			n.updated = append(n.updated, req.Params.URI)
-			n.mu.Unlock()
-			n.poke()
-		},
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			n.mu.Lock()
-			n.listChanged++
-			n.mu.Unlock()
-			n.poke()
-		},
-	}
-}
-
-func (n *notes) poke() {
-	select {
-	case n.got <- struct{}{}:
-	default:
-	}
-}
-
-func (n *notes) updates(uri string) int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	c := 0
-	for _, u := range n.updated {
-		if u == uri {
-			c++
-		}
-	}
-	return c
-}
-
-func (n *notes) listChanges() int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.listChanged
-}
-
-// waitUntil waits until cond holds, for at most ten seconds, calling poke
-// every second meanwhile (a 2026-07-28 client subscribes and listens in
-// the background, so a change made at once may precede its listen).
-func (n *notes) waitUntil(t *testing.T, what string, cond func() bool, poke func()) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	poke()
-	for !cond() {
-		select {
-		case <-n.got:
-		case <-tick.C:
-			poke()
-		case <-deadline:
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // connect starts the server binary with args and connects a client on
-// version. Unless args hold -db, the server has a database of its own
-// (testDB).
-func connect(t *testing.T, bin, version string, args ...string) (*mcp.ClientSession, *notes) {
+// version over stdio, with the notifications it receives recorded in n.
+// Unless args hold -db, the server has a database of its own (testDB).
+func connect(t *testing.T, bin, version string, args ...string) (cs *mcp.ClientSession, n *mcptest.Notifications) {
 	t.Helper()
 	if !slices.Contains(args, "-db") {
 		args = append(args, "-db", testDB(t))
 	}
-	n, opts := newNotes()
-	cs := mcptest.Stdio(t, bin, append([]string{"-page-size", fmt.Sprint(pageSize)}, args...), version, opts)
+	n = new(mcptest.Notifications)
+	cs = mcptest.Stdio(t, bin, append([]string{"-page-size", fmt.Sprint(pageSize)}, args...), version, n.ClientOptions(nil))
 	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
 	return cs, n
 }
 
 func TestStdio(t *testing.T) {
 	bin := binPath
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			cs, _ := connect(t, bin, version)
 			exercise(t, cs, version)
@@ -310,9 +250,11 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 	return res
 }
 
+// TestSubscriptions subscribes, over stdio on each protocol version, to
+// documents and statistics, and checks who is told of which edit.
 func TestSubscriptions(t *testing.T) {
 	bin := binPath
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			cs, n := connect(t, bin, version)
 			ctx := t.Context()
@@ -331,44 +273,60 @@ func TestSubscriptions(t *testing.T) {
 			// returns.
 			edits := 0
 			md := ""
-			n.waitUntil(t, "notifications/resources/updated for "+runbook+" and "+engineeringStats, func() bool {
-				return n.updates(runbook) > 0 && n.updates(engineeringStats) > 0
-			}, func() {
+			editRunbook := func() {
 				edits++
 				md = fmt.Sprintf("# Production runbook\n\nEdit %d.\n", edits)
 				res := callTool(t, cs, "put_document", map[string]any{"collection": "engineering", "doc": "runbook", "markdown": md})
 				require.Contains(t, fmt.Sprint(res.StructuredContent), runbook)
-			})
+			}
+			n.WaitUpdated(t, runbook, editRunbook)
+			n.WaitUpdated(t, engineeringStats, editRunbook)
 			require.Equal(t, md, read(t, cs, runbook).Text)
 
 			// Editing onboarding, which nobody watches, notifies nobody;
 			// a later edit of the roadmap shows that the notifications for
 			// the first one have been sent.
 			callTool(t, cs, "put_document", map[string]any{"collection": "engineering", "doc": "onboarding", "markdown": "# Onboarding\n\nChanged.\n"})
-			n.waitUntil(t, "notifications/resources/updated for "+roadmap, func() bool { return n.updates(roadmap) > 0 }, func() {
+			n.WaitUpdated(t, roadmap, func() {
 				callTool(t, cs, "put_document", map[string]any{"collection": "product", "doc": "roadmap", "markdown": "# Product roadmap\n\nRevised.\n"})
 			})
-			require.Zero(t, n.updates(onboarding), "a document nobody subscribed to")
-			require.Zero(t, n.updates(documentURI("support", "faq")), "a document nobody subscribed to")
+			require.NotContains(t, n.Updated(), onboarding, "a document nobody subscribed to")
+			require.NotContains(t, n.Updated(), documentURI("support", "faq"), "a document nobody subscribed to")
 
 			// Unsubscribing silences the runbook.
 			require.NoError(t, cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: runbook}))
 			if version < "2026-07-28" {
-				before := n.updates(runbook)
+				before := count(n.Updated(), runbook)
 				callTool(t, cs, "put_document", map[string]any{"collection": "engineering", "doc": "runbook", "markdown": "# Runbook\n\nAgain.\n"})
-				updates := n.updates(roadmap)
-				n.waitUntil(t, "another update of "+roadmap, func() bool { return n.updates(roadmap) > updates }, func() {
+				n.WaitUpdated(t, roadmap, func() {
 					callTool(t, cs, "put_document", map[string]any{"collection": "product", "doc": "roadmap", "markdown": "# Product roadmap\n\nRevised again.\n"})
 				})
-				require.Equal(t, before, n.updates(runbook), "no update after unsubscribing")
+				require.Equal(t, before, count(n.Updated(), runbook), "no update after unsubscribing")
+
+				// What does not exist cannot be subscribed to (every version
+				// is checked in process, by TestSubscribeMissing: a
+				// 2026-07-28 client subscribes in the background, and does
+				// not report the refusal).
+				checkRefused(t, legacySubscribe(t, cs), missingURIs...)
 			}
 		})
 	}
 }
 
+// count returns how many times uri occurs in uris.
+func count(uris []string, uri string) int {
+	n := 0
+	for _, u := range uris {
+		if u == uri {
+			n++
+		}
+	}
+	return n
+}
+
 func TestCreateAndDelete(t *testing.T) {
 	bin := binPath
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			cs, n := connect(t, bin, version)
 
@@ -377,7 +335,7 @@ func TestCreateAndDelete(t *testing.T) {
 			// for list_changed in the background, so each try creates
 			// another document until one is heard of.
 			var created []string
-			n.waitUntil(t, "notifications/resources/list_changed", func() bool { return n.listChanges() > 0 }, func() {
+			n.WaitListChanged(t, func() {
 				doc := fmt.Sprintf("postmortem-%d", len(created)+1)
 				res := callTool(t, cs, "put_document", map[string]any{"collection": "incidents", "doc": doc, "markdown": "# Postmortem\n\nWhat happened.\n"})
 				require.Contains(t, fmt.Sprint(res.StructuredContent), "created:true")
@@ -418,16 +376,58 @@ func TestCreateAndDelete(t *testing.T) {
 	}
 }
 
-// TestHTTP reads the knowledge base over stateless streamable HTTP, which
-// sends no notifications: subscriptions are tested over stdio.
+// TestHTTP runs the binary over streamable HTTP and connects a client of
+// every protocol version to its one endpoint, /mcp, all at once: each
+// reads the knowledge base as over stdio, and each is told, on its own
+// stream, of an edit of the document it subscribed to and of a document
+// created.
 func TestHTTP(t *testing.T) {
-	bin := binPath
-	addr := mcptest.StartHTTP(t, bin, "-page-size", fmt.Sprint(pageSize), "-db", testDB(t))
+	addr := mcptest.StartHTTP(t, binPath, "-page-size", fmt.Sprint(pageSize), "-db", testDB(t))
+	url := "http://" + addr + mcpPath
 
-	for _, version := range protocolVersions {
-		t.Run(version, func(t *testing.T) {
-			cs := connectAs(t, "http://"+addr, "", version)
-			exercise(t, cs, version)
-		})
+	sessions := make([]*mcp.ClientSession, len(mcptest.Versions))
+	notes := make([]*mcptest.Notifications, len(mcptest.Versions))
+	for i, version := range mcptest.Versions {
+		notes[i] = new(mcptest.Notifications)
+		sessions[i] = connectAs(t, url, "", version, notes[i].ClientOptions(nil))
 	}
+	for i, version := range mcptest.Versions {
+		t.Run(version, func(t *testing.T) { exercise(t, sessions[i], version) })
+	}
+
+	t.Run("Notifications", func(t *testing.T) {
+		runbook := documentURI("engineering", "runbook")
+		for _, cs := range sessions {
+			require.True(t, cs.InitializeResult().Capabilities.Resources.Subscribe, "subscribe capability")
+			require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: runbook}))
+		}
+		// Each client edits in turn until it is told (a 2026-07-28 client
+		// listens in the background), and then creates documents until it
+		// hears that the list changed; every other client is connected
+		// meanwhile, and is told as well.
+		edits, created := 0, 0
+		for i, cs := range sessions {
+			n := notes[i]
+			n.WaitUpdated(t, runbook, func() {
+				edits++
+				md := fmt.Sprintf("# Production runbook\n\nEdit %d over HTTP.\n", edits)
+				callTool(t, cs, "put_document", map[string]any{"collection": "engineering", "doc": "runbook", "markdown": md})
+			})
+			n.WaitListChanged(t, func() {
+				created++
+				doc := fmt.Sprintf("http-%d", created)
+				callTool(t, cs, "put_document", map[string]any{"collection": "incidents", "doc": doc, "markdown": "# " + doc + "\n"})
+			})
+		}
+	})
+
+	t.Run("OtherPaths", func(t *testing.T) {
+		for _, path := range []string{"/", "/mcp/", "/sse", "/mcp/x"} {
+			resp, err := mcptest.HTTPClient(t, "").Post("http://"+addr+path, "application/json",
+				strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{}}`))
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, http.StatusNotFound, resp.StatusCode, path)
+		}
+	})
 }

@@ -68,11 +68,11 @@ func requireNotFound(t *testing.T, cs *mcp.ClientSession, version, uri string) {
 // TestStats checks resource://knowledge/{collection}/stats, served in
 // process, through put_document and delete_document.
 func TestStats(t *testing.T) {
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			server, _ := newTestServer(t, config{pageSize: pageSize}, slog.New(slog.DiscardHandler))
-			n, opts := newNotes()
-			cs := mcptest.Connect(t, server, version, opts)
+			n := new(mcptest.Notifications)
+			cs := mcptest.Connect(t, server, version, n.ClientOptions(nil))
 			checkStats(t, cs, n, version)
 		})
 	}
@@ -81,7 +81,7 @@ func TestStats(t *testing.T) {
 // TestStatsStdio checks the statistics as TestStats does, of the binary
 // over stdio.
 func TestStatsStdio(t *testing.T) {
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			cs, n := connect(t, binPath, version)
 			checkStats(t, cs, n, version)
@@ -93,7 +93,7 @@ func TestStatsStdio(t *testing.T) {
 // seeded knowledge base whose notifications n records, that a
 // collection's statistics are right after a put and a delete, and that
 // their subscribers are told when they change.
-func checkStats(t *testing.T, cs *mcp.ClientSession, n *notes, version string) {
+func checkStats(t *testing.T, cs *mcp.ClientSession, n *mcptest.Notifications, version string) {
 	ctx := t.Context()
 	engineering, support := statsURI("engineering"), statsURI("support")
 
@@ -113,10 +113,10 @@ func checkStats(t *testing.T, cs *mcp.ClientSession, n *notes, version string) {
 	md := "# Glossary\n\nSLO — service-level objective. Café, naïve, déjà vu.\n"
 	require.Greater(t, len(md), utf8.RuneCountInString(md), "the test document has multi-byte characters")
 	start := time.Now()
-	n.waitUntil(t, "notifications/resources/updated for "+engineering, func() bool { return n.updates(engineering) > 0 }, func() {
+	n.WaitUpdated(t, engineering, func() {
 		callTool(t, cs, "put_document", map[string]any{"collection": "engineering", "doc": "glossary", "markdown": md})
 	})
-	require.Zero(t, n.updates(support), "a put in engineering notified the subscribers of support's statistics")
+	require.NotContains(t, n.Updated(), support, "a put in engineering notified the subscribers of support's statistics")
 	after := readStats(t, cs, "engineering")
 	require.Equal(t, CollectionStats{Collection: "engineering", Documents: 4, Bytes: before.Bytes + int64(len(md)), Updated: latest(t, cs, "engineering")}, after)
 	require.False(t, after.Updated.Before(start), "updated %v, before the put at %v", after.Updated, start)
@@ -127,7 +127,7 @@ func checkStats(t *testing.T, cs *mcp.ClientSession, n *notes, version string) {
 	// known to listen).
 	faq := seed[len(seed)-1]
 	require.Equal(t, "support", faq.collection)
-	n.waitUntil(t, "notifications/resources/updated for "+support, func() bool { return n.updates(support) > 0 }, func() {
+	n.WaitUpdated(t, support, func() {
 		callTool(t, cs, "put_document", map[string]any{"collection": "support", "doc": faq.name, "markdown": faq.markdown})
 	})
 
@@ -143,16 +143,12 @@ func checkStats(t *testing.T, cs *mcp.ClientSession, n *notes, version string) {
 			}
 		}
 	}
-	updates := n.updates(engineering)
-	n.waitUntil(t, "another notifications/resources/updated for "+engineering, func() bool { return n.updates(engineering) > updates },
-		deleteOnce("engineering", "glossary"))
+	n.WaitUpdated(t, engineering, deleteOnce("engineering", "glossary"))
 	require.Equal(t, before, readStats(t, cs, "engineering"))
 
 	// Deleting a collection's last document deletes the collection: its
 	// statistics are not found any more, and their subscribers are told.
-	updates = n.updates(support)
-	n.waitUntil(t, "another notifications/resources/updated for "+support, func() bool { return n.updates(support) > updates },
-		deleteOnce("support", faq.name))
+	n.WaitUpdated(t, support, deleteOnce("support", faq.name))
 	requireNotFound(t, cs, version, support)
 
 	// An unknown collection has no statistics; a put creates them.

@@ -300,6 +300,28 @@ func (s *Store) Document(ctx context.Context, collection, name string) (*Documen
 	return d, nil
 }
 
+// hasDocumentQuery is HasDocument's query: one lookup of the primary key.
+const hasDocumentQuery = `SELECT EXISTS (SELECT 1 FROM documents WHERE collection = ? AND name = ?)`
+
+// HasDocument reports whether collection holds a document named name.
+func (s *Store) HasDocument(ctx context.Context, collection, name string) (bool, error) {
+	var ok bool
+	err := s.db.QueryRowContext(ctx, hasDocumentQuery, collection, name).Scan(&ok)
+	return ok, err
+}
+
+// hasCollectionQuery is HasCollection's query: one search of the primary
+// key by its first column, which stops at the first document.
+const hasCollectionQuery = `SELECT EXISTS (SELECT 1 FROM documents WHERE collection = ?)`
+
+// HasCollection reports whether collection exists: whether it holds a
+// document.
+func (s *Store) HasCollection(ctx context.Context, collection string) (bool, error) {
+	var ok bool
+	err := s.db.QueryRowContext(ctx, hasCollectionQuery, collection).Scan(&ok)
+	return ok, err
+}
+
 // Collections returns every collection, by name.
 func (s *Store) Collections(ctx context.Context) ([]CollectionInfo, error) {
 	return s.CollectionsAfter(ctx, "", -1) // SQLite reads LIMIT -1 as no limit

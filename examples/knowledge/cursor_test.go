@@ -1,0 +1,202 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcpres/mcpres/cursor"
+	"github.com/mcpres/mcpres/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// startHTTP starts the binary with args and -http on a free loopback
+// address, as mcptest.StartHTTP does, and returns the address and the
+// server's stderr, to which it is still writing. When t ends it interrupts
+// the server and fails t unless the server exits cleanly.
+func startHTTP(t *testing.T, args ...string) (addr string, stderr *mcptest.Buffer) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr = ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	cmd := exec.Command(binPath, append(args, "-http", addr)...)
+	stderr = mcptest.Stderr(t, cmd)
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		require.NoError(t, cmd.Process.Signal(os.Interrupt))
+		select {
+		case err := <-exited:
+			require.NoError(t, err, "server exit")
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Error("the server did not stop within 10s of an interrupt; killed it")
+		}
+	})
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.Dial("tcp", addr)
+		if err == nil {
+			conn.Close()
+			return addr, stderr
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the server exited before it listened: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server does not listen on %s after 10s", addr)
+		}
+	}
+}
+
+// newKey returns a new cursor key, as `head -c 32 /dev/urandom | base64`
+// makes one.
+func newKey(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 32)
+	_, err := rand.Read(b)
+	require.NoError(t, err)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// writeKeys writes a cursor keys file named name, in a temporary
+// directory, and returns its path.
+func writeKeys(t *testing.T, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
+	return path
+}
+
+// walk lists resources/list through cs from cursor (the first page if "")
+// to its last page, and returns the URIs listed, in order.
+func walk(t *testing.T, cs *mcp.ClientSession, cursor string) []string {
+	t.Helper()
+	var uris []string
+	for range 100 {
+		res, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: cursor})
+		require.NoError(t, err)
+		for _, r := range res.Resources {
+			uris = append(uris, r.URI)
+		}
+		if res.NextCursor == "" {
+			return uris
+		}
+		cursor = res.NextCursor
+	}
+	t.Fatal("more than 100 pages")
+	return nil
+}
+
+// TestCursorKeys walks resources/list over HTTP across restarts of the
+// binary on one database: a walk started before a restart continues
+// after it when the server has the same cursor keys, from -cursor-keys
+// or from $MCPRES_CURSOR_KEYS; and after the keys are rotated as the
+// README says. Without keys the cursor is refused with -32602, and the
+// server warns, at start-up, that it uses a random key.
+func TestCursorKeys(t *testing.T) {
+	db := testDB(t)
+	oldKey, newKey := newKey(t), newKey(t)
+	keys := writeKeys(t, "cursor-keys", "# the knowledge base's list cursor keys\n"+oldKey+"\n")
+	rotated := writeKeys(t, "cursor-keys", newKey+"\n"+oldKey+" # until its cursors no longer matter\n")
+	rotatedOut := writeKeys(t, "cursor-keys", newKey+"\n")
+	t.Setenv(cursor.KeysEnv, "") // no keys from the environment unless a step sets it
+
+	const version = "2025-11-25"
+	// start starts the server with args, checks that its stderr holds
+	// wantLog and none of the keys, and connects to it.
+	start := func(t *testing.T, wantLog string, args ...string) *mcp.ClientSession {
+		t.Helper()
+		addr, stderr := startHTTP(t, append(args, "-db", db, "-page-size", fmt.Sprint(pageSize))...)
+		require.Contains(t, stderr.String(), wantLog)
+		require.NotContains(t, stderr.String(), oldKey)
+		require.NotContains(t, stderr.String(), newKey)
+		return connectAs(t, "http://"+addr+mcpPath, "", version, nil)
+	}
+
+	// The whole list, and the first page of a walk with the cursor after
+	// it.
+	var all, first []string
+	var next string
+	require.True(t, t.Run("first", func(t *testing.T) {
+		cs := start(t, `level=INFO msg="list cursors use the given keys" from="file `+keys+` (1 key)"`, "-cursor-keys", keys)
+		all = walk(t, cs, "")
+		res, err := cs.ListResources(t.Context(), nil)
+		require.NoError(t, err)
+		require.NotEmpty(t, res.NextCursor)
+		for _, r := range res.Resources {
+			first = append(first, r.URI)
+		}
+		next = res.NextCursor
+	}))
+	require.Greater(t, len(all), 2*pageSize, "the walk has pages after a restart")
+
+	t.Run("same file", func(t *testing.T) {
+		cs := start(t, `from="file `+keys, "-cursor-keys", keys)
+		require.Equal(t, all, append(first, walk(t, cs, next)...), "the walk continues where it stopped")
+	})
+
+	t.Run("environment", func(t *testing.T) {
+		t.Setenv(cursor.KeysEnv, oldKey)
+		cs := start(t, `level=INFO msg="list cursors use the given keys" from="$`+cursor.KeysEnv+` (1 key)"`)
+		require.Equal(t, all, append(first, walk(t, cs, next)...), "the walk continues where it stopped")
+	})
+
+	// Rotation: the new key first, the old one after it while its cursors
+	// matter, then the old one dropped.
+	var newNext string
+	require.True(t, t.Run("rotated", func(t *testing.T) {
+		cs := start(t, `from="file `+rotated+` (2 keys)"`, "-cursor-keys", rotated)
+		require.Equal(t, all, append(first, walk(t, cs, next)...), "the old key still decrypts")
+		res, err := cs.ListResources(t.Context(), nil)
+		require.NoError(t, err)
+		newNext = res.NextCursor // made with the new key
+	}))
+	t.Run("rotated out", func(t *testing.T) {
+		cs := start(t, `from="file `+rotatedOut+` (1 key)"`, "-cursor-keys", rotatedOut)
+		require.Equal(t, all, append(first, walk(t, cs, newNext)...), "the new key's cursors")
+		_, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: next})
+		jerr := rpcError(t, err, "a cursor of a key dropped")
+		require.Equal(t, int64(jsonrpc.CodeInvalidParams), jerr.Code)
+	})
+
+	t.Run("no keys", func(t *testing.T) {
+		cs := start(t, `level=WARN msg="no cursor keys given: list cursors use a random key`)
+		_, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: next})
+		jerr := rpcError(t, err, "a cursor after a restart without keys")
+		require.Equal(t, int64(jsonrpc.CodeInvalidParams), jerr.Code)
+		require.Equal(t, "invalid cursor", jerr.Message)
+		require.Equal(t, all, walk(t, cs, ""), "a new walk")
+	})
+
+	t.Run("bad keys", func(t *testing.T) {
+		for text, want := range map[string]string{
+			"":              "no keys",
+			"not base64!\n": "key 1 (line 1)",
+			base64.StdEncoding.EncodeToString([]byte("short")) + "\n": "fewer than 16",
+		} {
+			out, err := exec.Command(binPath, "-cursor-keys", writeKeys(t, "cursor-keys", text), "-db", db).CombinedOutput()
+			var exit *exec.ExitError
+			require.True(t, errors.As(err, &exit), "keys %q: %v", text, err)
+			require.Equal(t, 2, exit.ExitCode(), "keys %q", text)
+			require.Contains(t, string(out), "knowledge: cursor keys: ", "keys %q", text)
+			require.Contains(t, string(out), want, "keys %q", text)
+		}
+	})
+}
