@@ -111,7 +111,7 @@ func run(cfg config, logger *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	codec, err := cursorCodec(cfg.cursorKeys, logger)
+	codec, err := cursorCodec(cfg.cursorKeys, cfg.httpAddr != "", logger)
 	if err != nil {
 		return err
 	}
@@ -163,17 +163,22 @@ func run(cfg config, logger *slog.Logger) error {
 
 // cursorCodec returns the codec of the registry's list cursors, with the
 // keys in the file path if it is not "", else those in $MCPRES_CURSOR_KEYS
-// (cursor.KeysEnv), else with a random key, which it warns about.
-func cursorCodec(path string, logger *slog.Logger) (*cursor.Codec, error) {
+// (cursor.KeysEnv), else with a random key, which it warns about when it
+// serves HTTP, whose clients a restart or another replica would hand a
+// cursor it refuses (on stdio the client's session ends with the process).
+func cursorCodec(path string, overHTTP bool, logger *slog.Logger) (*cursor.Codec, error) {
 	keys, from, err := cursor.LoadKeys(path, cursor.KeysEnv)
 	if err != nil {
 		return nil, err
 	}
-	if len(keys) == 0 {
+	switch {
+	case len(keys) > 0:
+		logger.Info("list cursors use the keys given", "from", from)
+	case overHTTP:
 		logger.Warn("no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica;" +
 			" give keys with -cursor-keys FILE or $" + cursor.KeysEnv)
-	} else {
-		logger.Info("list cursors use the keys given", "from", from)
+	default:
+		logger.Info("no cursor keys given: list cursors use a random key, valid while this process runs")
 	}
 	return cursor.NewCodec(&cursor.Options{Keys: keys})
 }
