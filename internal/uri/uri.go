@@ -185,6 +185,16 @@ func CheckPrefix(p string, maxLen int) error {
 		}
 		return nil
 	}
+	// An authority p cuts short may yet gain a ':' or a ']': its port and
+	// IP literal are not finished, so only its characters are checked.
+	if start, end := authority(p, schemeEnd(p)); end == len(p) && start < end && schemeEnd(p) > 0 {
+		p = p[:start] + strings.Map(func(r rune) rune {
+			if r == ':' || r == '[' || r == ']' {
+				return 'x'
+			}
+			return r
+		}, p[start:])
+	}
 	// Finish an escape p cuts short, then check p as a URI: whatever
 	// follows can only add to it.
 	switch {

@@ -163,3 +163,43 @@ func TestEncode(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPrefixAndEncode checks CheckPrefix and Encode against Check: every
+// prefix of a URI Check accepts is a prefix CheckPrefix accepts, a prefix
+// CheckPrefix refuses starts no URI Check accepts (tried with a few
+// endings), Encode leaves a good URI alone, and Encode's result holds
+// only bytes a URI may hold.
+func FuzzPrefixAndEncode(f *testing.F) {
+	for _, s := range []string{
+		"file:///tmp/a.txt", "notes://gamma ray", "x://a%zz", "x://100%", "caf\xc3\xa9:x", "log://prod/",
+		"pg://u:p@h", "a:%4", "x://a#b#c", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if Check(s, 0) == nil {
+			for i := range len(s) + 1 {
+				if err := CheckPrefix(s[:i], 0); err != nil {
+					t.Fatalf("CheckPrefix(%q), a prefix of the good URI %q: %v", s[:i], s, err)
+				}
+			}
+			if e := Encode(s); e != s {
+				t.Fatalf("Encode changed the good URI %q to %q", s, e)
+			}
+		}
+		if CheckPrefix(s, 0) != nil {
+			for _, end := range []string{"", "x", "/", "0", "00", ":x", "//h/"} {
+				if Check(s+end, 0) == nil {
+					t.Fatalf("CheckPrefix refused %q, but %q is a good URI", s, s+end)
+				}
+			}
+		}
+		e := Encode(s)
+		for i := 0; i < len(e); i++ {
+			c := e[i]
+			if !isURIChar(c) && c != '%' && c != '#' && c != '[' && c != ']' {
+				t.Fatalf("Encode(%q) = %q holds %q", s, e, c)
+			}
+		}
+	})
+}
