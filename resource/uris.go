@@ -23,7 +23,10 @@ import (
 // uriTemplate whose variables have the given values, as name, value
 // pairs: reg.Expand("notes://{collection}/{name}", "collection", "team",
 // "name", "gamma ray") is "notes://team/gamma%20ray", percent-encoded as
-// RFC 6570 says, the URI a client reads and subscribes to. A variable
+// RFC 6570 says, the URI a client reads and subscribes to. Reserved
+// expansions keep the template's shape (uritemplate.Template.ExpandURI):
+// file:///{+path} with path "pages/[id]#1.md" is
+// file:///pages/%5Bid%5D%231.md, not a URI with a fragment. A variable
 // left out is undefined, and expands to nothing (RFC 6570 section 2.3).
 // Build the URIs a provider or an instance list returns, and those given
 // to Changed, with it.
@@ -53,7 +56,7 @@ func (r *Registry) Expand(uriTemplate string, nameValues ...string) (string, err
 		}
 		vars[name] = uritemplate.StringValue(nameValues[i+1])
 	}
-	u, err := e.compiled.Expand(vars)
+	u, err := e.compiled.ExpandURI(vars)
 	if err != nil {
 		return "", fmt.Errorf("resource: Expand %q: %w", uriTemplate, err)
 	}
@@ -169,8 +172,8 @@ func (r *Registry) canonical(t target, u string) (canon string, ok bool) {
 	if t.tmpl == nil {
 		return "", false
 	}
-	canon, err := t.tmpl.compiled.Expand(t.vars.Map())
-	if err != nil || canon == u {
+	canon, err := t.tmpl.compiled.ExpandURI(t.vars.Map())
+	if err != nil || canon == u || uri.Check(canon, r.opts.MaxURILength) != nil {
 		return "", false
 	}
 	back, err := r.resolve(canon)

@@ -304,3 +304,35 @@ func TestSubscribeCanonicalForm(t *testing.T) {
 		assert.Equal(t, []string{"db://users/42"}, w.taken())
 	})
 }
+
+// A file template's instances keep their shape: a name with '#', '?', '['
+// or ']' is listed, read, subscribed to and reported percent-encoded, and
+// the unencoded spelling (a fragment, a query, or no URI at all) is not
+// insisted on.
+func TestExpandKeepsShape(t *testing.T) {
+	t.Parallel()
+	forEachEra(t, func(t *testing.T, version string) {
+		s := newSubscriptions(t, nil)
+		require.NoError(t, s.reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "file:///{+path}", Name: "file"}, echoVars))
+		w := s.watch(t, version)
+		for name, want := range map[string]string{
+			"pages/[id].tsx": "file:///pages/%5Bid%5D.tsx",
+			"C#.md":          "file:///C%23.md",
+			"a?b":            "file:///a%3Fb",
+		} {
+			u, err := s.reg.Expand("file:///{+path}", "path", name)
+			require.NoError(t, err, name)
+			require.Equal(t, want, u)
+			res, err := s.reg.ReadResource(t.Context(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: u}})
+			require.NoError(t, err, u)
+			assert.Equal(t, "path="+name+"\n", res.Contents[0].Text)
+			w.subscribe(t, u)
+			require.NoError(t, s.reg.Changed(u))
+		}
+		settle()
+		assert.ElementsMatch(t, []string{"file:///pages/%5Bid%5D.tsx", "file:///C%23.md", "file:///a%3Fb"}, w.taken())
+		// The unencoded spellings are another resource's, or no URI.
+		jerr := rpcError(t, s.subscribeError(t, w, version, "file:///C#.md"))
+		assert.Contains(t, jerr.Message, `"file:///C%23.md"`)
+	})
+}

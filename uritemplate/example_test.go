@@ -124,6 +124,23 @@ func ExampleTemplate_Expand() {
 	// notes/2026 | meeting notes.md
 }
 
+// A server hands out instance URIs in the template's shape: what a
+// reserved expansion would let start a query or fragment is encoded.
+func ExampleTemplate_ExpandURI() {
+	t := uritemplate.MustParse("file:///{+path}")
+	vars := map[string]uritemplate.Value{"path": uritemplate.StringValue("pages/[id]/C#.md")}
+	raw, _ := t.Expand(vars)
+	uri, err := t.ExpandURI(vars)
+	fmt.Println(raw) // RFC 6570's reserved expansion: a fragment, and brackets outside a host
+	fmt.Println(uri, err)
+	back, _ := t.Match(uri)
+	fmt.Println(back.Get("path"))
+	// Output:
+	// file:///pages/[id]/C#.md
+	// file:///pages/%5Bid%5D/C%23.md <nil>
+	// pages/[id]/C#.md
+}
+
 func ExampleRouter() {
 	templates := []string{
 		"file:///{+path}",        // anything under file:///

@@ -427,21 +427,40 @@ func joinLiterals(parts []part) string {
 // prefix modifier, a String without exactly one item, Pairs with an odd
 // number of items, or a value that is not valid UTF-8.
 func (t *Template) Expand(vars map[string]Value) (string, error) {
+	return t.expand(vars, false)
+}
+
+// ExpandURI is Expand for the URI a server hands out for an instance: its
+// reserved expansions ({+x} and {#x}) percent-encode the characters that
+// would give the URI another shape than the template's, '?' and '#'
+// (which would start a query or fragment of their own) and '[' and ']'
+// (which RFC 3986 allows only in an IP literal), as Expand does for the
+// other operators. So file:///{+path} with path "docs/C#.md" gives
+// file:///docs/C%23.md, where Expand gives file:///docs/C#.md, a fragment
+// of file:///docs/C. Match gives the values back from either. It returns
+// the errors Expand returns.
+func (t *Template) ExpandURI(vars map[string]Value) (string, error) {
+	return t.expand(vars, true)
+}
+
+// expand is Expand, or, if shaped, ExpandURI.
+func (t *Template) expand(vars map[string]Value, shaped bool) (string, error) {
 	var b strings.Builder
 	for _, p := range t.src {
 		if p.expr == nil {
 			b.WriteString(p.lit)
 			continue
 		}
-		if err := p.expr.expand(&b, vars); err != nil {
+		if err := p.expr.expand(&b, vars, shaped); err != nil {
 			return "", fmt.Errorf("uritemplate: %q: %w", t.raw, err)
 		}
 	}
 	return b.String(), nil
 }
 
-// expand writes e's expansion for vars to b (RFC 6570, appendix A).
-func (e *expr) expand(b *strings.Builder, vars map[string]Value) error {
+// expand writes e's expansion for vars to b (RFC 6570, appendix A); if
+// shaped, as ExpandURI says.
+func (e *expr) expand(b *strings.Builder, vars map[string]Value, shaped bool) error {
 	first := true
 	for _, v := range e.vars {
 		val, ok := vars[v.name]
@@ -471,12 +490,12 @@ func (e *expr) expand(b *strings.Builder, vars map[string]Value) error {
 		} else {
 			b.WriteByte(e.sep)
 		}
-		e.expandValue(b, v, val)
+		e.expandValue(b, v, val, shaped)
 	}
 	return nil
 }
 
-func (e *expr) expandValue(b *strings.Builder, v varspec, val Value) {
+func (e *expr) expandValue(b *strings.Builder, v varspec, val Value, shaped bool) {
 	// ifemp is what a named empty value gets after its name.
 	ifemp := ""
 	if e.op == '?' || e.op == '&' {
@@ -496,7 +515,7 @@ func (e *expr) expandValue(b *strings.Builder, v varspec, val Value) {
 			}
 			b.WriteByte('=')
 		}
-		e.escape(b, s)
+		e.escape(b, s, shaped)
 	case !v.explode:
 		if e.named {
 			b.WriteString(v.name)
@@ -506,7 +525,7 @@ func (e *expr) expandValue(b *strings.Builder, v varspec, val Value) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			e.escape(b, item)
+			e.escape(b, item, shaped)
 		}
 	case val.Kind == List:
 		for i, item := range val.Items {
@@ -521,20 +540,20 @@ func (e *expr) expandValue(b *strings.Builder, v varspec, val Value) {
 				}
 				b.WriteByte('=')
 			}
-			e.escape(b, item)
+			e.escape(b, item, shaped)
 		}
 	default: // exploded Pairs
 		for i := 0; i < len(val.Items); i += 2 {
 			if i > 0 {
 				b.WriteByte(e.sep)
 			}
-			e.escape(b, val.Items[i])
+			e.escape(b, val.Items[i], shaped)
 			if e.named && val.Items[i+1] == "" {
 				b.WriteString(ifemp)
 				continue
 			}
 			b.WriteByte('=')
-			e.escape(b, val.Items[i+1])
+			e.escape(b, val.Items[i+1], shaped)
 		}
 	}
 }
@@ -551,12 +570,13 @@ func truncate(s string, n int) string {
 }
 
 // escape writes s to b, percent-encoding as UTF-8 every byte that is not
-// unreserved or, for {+x} and {#x}, reserved.
-func (e *expr) escape(b *strings.Builder, s string) {
+// unreserved or, for {+x} and {#x}, reserved (but, if shaped, '?', '#',
+// '[' and ']').
+func (e *expr) escape(b *strings.Builder, s string, shaped bool) {
 	const hex = "0123456789ABCDEF"
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x80 && (unreserved[c] || e.reserved && reservedChars[c]) {
+		if c < 0x80 && (unreserved[c] || e.reserved && reservedChars[c] && !(shaped && shapeChars[c])) {
 			b.WriteByte(c)
 			continue
 		}
@@ -565,6 +585,10 @@ func (e *expr) escape(b *strings.Builder, s string) {
 		b.WriteByte(hex[c&15])
 	}
 }
+
+// shapeChars are the reserved characters ExpandURI encodes even in {+x}
+// and {#x}.
+var shapeChars = [128]bool{'?': true, '#': true, '[': true, ']': true}
 
 var unreserved, reservedChars = func() (u, r [128]bool) {
 	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~") {
