@@ -30,6 +30,10 @@ const uriPrefix = "file:///"
 // uriTemplate is the one template behind every file and directory.
 const uriTemplate = uriPrefix + "{+path}"
 
+// fileTemplate is uriTemplate compiled, to build the URIs of files as the
+// registry names them (see fileURI).
+var fileTemplate = uritemplate.MustParse(uriTemplate)
+
 // sniffLen is how much of a file mimetype.Detect looks at.
 const sniffLen = 512
 
@@ -66,23 +70,20 @@ func newFileServer(dir string, maxSize int64, deny []string) (*fileServer, error
 func (s *fileServer) Close() error { return s.root.Close() }
 
 // fileURI returns the URI of rel, a slash-separated path relative to the
-// root ("" for the root itself): each segment percent-encoded as an RFC
-// 3986 path segment, with a trailing slash for a directory.
-func fileURI(rel string, dir bool) string {
-	var b strings.Builder
-	b.WriteString(uriPrefix)
-	if rel != "" {
-		for i, seg := range strings.Split(rel, "/") {
-			if i > 0 {
-				b.WriteByte('/')
-			}
-			b.WriteString(url.PathEscape(seg))
-		}
-		if dir {
-			b.WriteByte('/')
-		}
+// root ("" for the root itself), with a trailing slash for a directory:
+// uriTemplate's own expansion of the path in the shape of the template
+// (uritemplate.Template.ExpandURI), which percent-encodes what a URI may
+// not hold and what would start a query or fragment ("sp ace/café.md" is
+// file:///sp%20ace/caf%C3%A9.md, "[id]#1.tsx" is file:///%5Bid%5D%231.tsx),
+// as Registry.Expand builds it. It is the URI resources/list gives, and the
+// only spelling of the resource that resources/subscribe accepts; reads
+// accept others (file:///%61.txt reads a.txt). It fails only for a path
+// that is not valid UTF-8.
+func fileURI(rel string, dir bool) (string, error) {
+	if dir && rel != "" {
+		rel += "/"
 	}
-	return b.String()
+	return fileTemplate.ExpandURI(map[string]uritemplate.Value{"path": uritemplate.StringValue(rel)})
 }
 
 // parseURI returns the path, relative to the root, that u names and
@@ -109,19 +110,94 @@ func (s *fileServer) parseURI(u string) (rel string, dir, ok bool) {
 		segs[i] = seg
 	}
 	rel = strings.Join(segs, "/")
-	if uritemplate.CheckPath(rel) != nil || !s.allowed(rel) {
+	if !s.servable(rel) {
 		return "", false, false
 	}
 	return rel, dir, true
 }
 
+// servable reports whether rel, a decoded slash-separated path relative
+// to the root, may name something served: it is a safe relative path
+// (uritemplate.CheckPath) that allowed accepts.
+func (s *fileServer) servable(rel string) bool {
+	return uritemplate.CheckPath(rel) == nil && s.allowed(rel)
+}
+
+// exists is the template's resource.ExistsFunc, which resources/subscribe
+// asks before it records a subscription: whether the path the URI names
+// is one a read serves, a regular file (following symbolic links within
+// the root, as reads do) or, for a path ending in '/' or the root, a
+// directory. It applies the read's rules to the decoded path, every stat
+// going through the os.Root: a hidden, denied or unsafe path, a file
+// named as a directory or a directory as a file, and anything missing
+// are refused, and the client is told "no such resource".
+//
+// It sees the path decoded (resource.Vars), not the URI: a spelling that
+// parseURI refuses but that decodes to a served path, such as
+// file:///a%2Fb.txt for a/b.txt, passes it, and is then refused by the
+// registry as another spelling than its own (fileURI). Every traversal
+// form decodes to an unsafe path, refused by resource.WithSafePaths before
+// exists runs, and by servable here.
+func (s *fileServer) exists(_ context.Context, vars resource.Vars) (bool, error) {
+	p := vars.Get("path")
+	rel, dir := strings.CutSuffix(p, "/")
+	if p == "" {
+		dir = true // file:///, the root
+	} else if rel == "" {
+		return false, nil // file:////
+	}
+	if !s.servable(rel) {
+		return false, nil
+	}
+	var err error
+	if dir {
+		_, err = s.statDir(rel)
+	} else {
+		_, err = s.statFile(rel)
+	}
+	return err == nil, nil
+}
+
+// statFile returns the FileInfo of the regular file rel, following a
+// symbolic link within the root (os.Root refuses one leading out), and an
+// error if there is none.
+func (s *fileServer) statFile(rel string) (fs.FileInfo, error) {
+	fi, err := s.root.Stat(osName(rel))
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file") // a directory named without its trailing slash, a device...
+	}
+	return fi, nil
+}
+
+// statDir returns the FileInfo of the directory rel, and an error if it
+// is not one: a symbolic link to a directory is not (it is never listed as
+// one).
+func (s *fileServer) statDir(rel string) (fs.FileInfo, error) {
+	fi, err := s.root.Lstat(osName(rel))
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, errors.New("not a directory")
+	}
+	return fi, nil
+}
+
 // allowed reports whether rel, a slash-separated path relative to the
-// root, may be served: no segment is empty, hidden (starts with '.') or
-// holds a backslash (which no URI of ours can name), and no deny pattern
-// matches a segment or the path up to and including any segment.
+// root, may be served: it is valid UTF-8 (as every value a URI template
+// matches is), no segment is empty, hidden
+// (starts with '.') or holds a backslash (which no URI of ours can name),
+// and no deny pattern matches a segment or the path up to and including
+// any segment.
 func (s *fileServer) allowed(rel string) bool {
 	if rel == "" {
 		return true
+	}
+	if !utf8.ValidString(rel) {
+		return false
 	}
 	end := 0
 	for seg := range strings.SplitSeq(rel, "/") {
@@ -200,20 +276,15 @@ func (s *fileServer) read(ctx context.Context, req *mcp.ReadResourceRequest, _ r
 // readFile reads the regular file rel, refusing it if it is larger than
 // s.maxSize.
 func (s *fileServer) readFile(rel string) (*mcp.ResourceContents, error) {
-	name := osName(rel)
-	// Stat before opening: opening a FIFO would block. Stat follows
-	// symbolic links, within the root only.
-	fi, err := s.root.Stat(name)
+	// Stat before opening: opening a FIFO would block.
+	fi, err := s.statFile(rel)
 	if err != nil {
 		return nil, notFound(err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, notFound(errors.New("not a regular file")) // a directory read without its trailing slash, a device...
 	}
 	if fi.Size() > s.maxSize {
 		return nil, s.tooLarge("file", fi.Size())
 	}
-	f, err := s.root.Open(name)
+	f, err := s.root.Open(osName(rel))
 	if err != nil {
 		return nil, notFound(err)
 	}
@@ -262,12 +333,8 @@ func fileContent(rel string, data []byte) *mcp.ResourceContents {
 // line, in the order of resources/list, a subdirectory's name followed by
 // '/'.
 func (s *fileServer) readDir(rel string) (*mcp.ResourceContents, error) {
-	fi, err := s.root.Lstat(osName(rel))
-	if err != nil {
-		return nil, notFound(err)
-	}
-	if !fi.IsDir() {
-		return nil, notFound(errors.New("not a directory")) // a file, or a symbolic link (never listed as a directory)
+	if _, err := s.statDir(rel); err != nil {
+		return nil, notFound(err) // a file, or a symbolic link (never listed as a directory)
 	}
 	entries, err := s.entries(rel)
 	if err != nil {
@@ -398,17 +465,18 @@ func (w *walker) walk(prefix string) error {
 	}
 	for _, e := range entries[i:] {
 		child := prefix + e.name
-		if len(fileURI(child, e.dir)) > resource.DefaultMaxURILength {
-			continue // a URI too long to be read; and all under it
+		uri, err := fileURI(child, e.dir)
+		if err != nil || len(uri) > resource.DefaultMaxURILength {
+			continue // a URI that cannot be read; and all under it
 		}
 		if e.dir {
-			if err := w.emitDir(child); err != nil {
+			if err := w.emitDir(child, uri); err != nil {
 				return err
 			}
 			if err := w.walk(child + "/"); err != nil {
 				return err
 			}
-		} else if err := w.emitFile(child, e.link); err != nil {
+		} else if err := w.emitFile(child, uri, e.link); err != nil {
 			return err
 		}
 	}
@@ -423,13 +491,14 @@ func (w *walker) add(key string, r *mcp.Resource) error {
 	return nil
 }
 
-func (w *walker) emitDir(rel string) error {
-	fi, err := w.s.root.Lstat(osName(rel))
-	if err != nil || !fi.IsDir() {
+// emitDir lists the directory rel, whose URI is uri.
+func (w *walker) emitDir(rel, uri string) error {
+	fi, err := w.s.statDir(rel)
+	if err != nil {
 		return nil // gone since its parent was read
 	}
 	return w.add(rel+"/", &mcp.Resource{
-		URI:         fileURI(rel, true),
+		URI:         uri,
 		Name:        rel + "/",
 		Title:       path.Base(rel),
 		MIMEType:    mimetype.Directory,
@@ -437,19 +506,20 @@ func (w *walker) emitDir(rel string) error {
 	})
 }
 
-func (w *walker) emitFile(rel string, link bool) error {
-	r, err := w.s.describeFile(rel, link)
+// emitFile lists the file rel, whose URI is uri.
+func (w *walker) emitFile(rel, uri string, link bool) error {
+	r, err := w.s.describeFile(rel, uri, link)
 	if err != nil {
 		return nil // gone, unreadable, or a link to something else than a file
 	}
 	return w.add(rel, r)
 }
 
-// describeFile returns the resource of the regular file rel: its name,
-// size, modification time and MIME type, detected from its name and first
-// bytes. A symbolic link (link) is described by what it points to inside
-// the root.
-func (s *fileServer) describeFile(rel string, link bool) (*mcp.Resource, error) {
+// describeFile returns the resource of the regular file rel, at uri: its
+// name, size, modification time and MIME type, detected from its name and
+// first bytes. A symbolic link (link) is described by what it points to
+// inside the root.
+func (s *fileServer) describeFile(rel, uri string, link bool) (*mcp.Resource, error) {
 	name := osName(rel)
 	var fi fs.FileInfo
 	var err error
@@ -476,7 +546,7 @@ func (s *fileServer) describeFile(rel string, link bool) (*mcp.Resource, error) 
 	}
 	mt, _ := mimetype.Detect(path.Base(rel), buf[:n])
 	return &mcp.Resource{
-		URI:         fileURI(rel, false),
+		URI:         uri,
 		Name:        rel,
 		Title:       path.Base(rel),
 		MIMEType:    mt,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/mimetype"
+	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
@@ -30,8 +33,10 @@ func newTestServer(t testing.TB, dir string, deny ...string) *fileServer {
 }
 
 // trickyNames sort differently as names and as paths: '!' ',' '-' '.' sort
-// before '/', '0' and '_' after it.
-var trickyNames = []string{"a", "a b", "a!b", "a,b", "a-b", "a.b", "a0", "a_b", "a+b", "a%b", "a#b", "a?b", "é", "Z", "~t", "caf\u00e9.md"}
+// before '/', '0' and '_' after it. Some hold characters a URI reserves
+// ("a:b@c…", "a+b"), or that need escaping ("a b", "é", "a%20b").
+var trickyNames = []string{"a", "a b", "a!b", "a,b", "a-b", "a.b", "a0", "a_b", "a+b", "a%b", "é", "Z", "~t", "caf\u00e9.md",
+	"a:b@c;d=e&f$g'h(i)*", "a%20b", "(draft) notes.md", "a#b", "a?b", "C#.md", "[id].tsx"}
 
 // trickyDirs are the subdirectories made at each level.
 var trickyDirs = []string{"d", "d-e", "d.e", "d0", "d e"}
@@ -52,8 +57,9 @@ func makeTree(t testing.TB, dir string, depth int) []string {
 			require.NoError(t, os.WriteFile(filepath.Join(abs, name), []byte("file "+p+"\n"), 0o644))
 			keys = append(keys, p)
 		}
-		// Not listed: hidden, denied.
-		for _, name := range []string{".hidden", "x.key", "x.pem"} {
+		// Not listed: hidden, denied, not UTF-8 (no URI template matches
+		// it).
+		for _, name := range []string{".hidden", "x.key", "x.pem", "bad-\xff.txt"} {
 			require.NoError(t, os.WriteFile(filepath.Join(abs, name), []byte("no"), 0o644))
 		}
 		for _, name := range []string{".git", "node_modules"} {
@@ -173,6 +179,9 @@ func TestParseURI(t *testing.T) {
 		{"file:///a+b&c=d@e:f$g", "a+b&c=d@e:f$g", false}, // sub-delims need no escape in a segment
 		{"file:///%61", "a", false},                       // an escape RFC 3986 would not make, decoded all the same
 		{"file:///private", "private", false},             // "private/*" matches what is in it
+		{"file:///C%23.md", "C#.md", false},               // reserved characters, encoded
+		{"file:///a%3Fb", "a?b", false},
+		{"file:///%5Bid%5D.tsx", "[id].tsx", false},
 	} {
 		rel, dir, ok := s.parseURI(tc.uri)
 		require.True(t, ok, tc.uri)
@@ -192,16 +201,143 @@ func TestParseURI(t *testing.T) {
 }
 
 func TestFileURI(t *testing.T) {
-	require.Equal(t, "file:///", fileURI("", true))
-	require.Equal(t, "file:///a/b.txt", fileURI("a/b.txt", false))
-	require.Equal(t, "file:///a/b/", fileURI("a/b", true))
-	require.Equal(t, "file:///sp%20ace/caf%C3%A9%3F%23%25%3B%2C.md", fileURI("sp ace/café?#%;,.md", false))
+	for rel, want := range map[string]string{
+		"":                  "file:///",
+		"a/b.txt":           "file:///a/b.txt",
+		"a b.txt":           "file:///a%20b.txt",
+		"café.md":           "file:///caf%C3%A9.md",
+		"sp ace/é.md":       "file:///sp%20ace/%C3%A9.md",
+		"a%20b":             "file:///a%2520b",
+		"(draft) a+b=c!.md": "file:///(draft)%20a+b=c!.md",
+	} {
+		require.Equal(t, want, mustFileURI(t, rel, false), rel)
+	}
+	require.Equal(t, "file:///a/b/", mustFileURI(t, "a/b", true))
+	require.Equal(t, "file:///", mustFileURI(t, "", true))
+	_, err := fileURI("bad-\xff", false)
+	require.Error(t, err, "not UTF-8")
+
+	// Each URI is the registry's own spelling of the path (Expand), one
+	// the template reads back, as the same path.
+	reg, err := resource.NewRegistry(nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { reg.Close() })
+	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: uriTemplate, Name: "file"}, notCalled))
 	s := newTestServer(t, t.TempDir())
 	for _, name := range append(trickyNames, "a b/c d", "x/y/z") {
-		rel, dir, ok := s.parseURI(fileURI(name, false))
+		u := mustFileURI(t, name, false)
+		expanded, err := reg.Expand(uriTemplate, "path", name)
+		require.NoError(t, err, name)
+		require.Equal(t, expanded, u, name)
+		rel, dir, ok := s.parseURI(u)
 		require.True(t, ok, name)
 		require.False(t, dir)
 		require.Equal(t, name, rel, "round trip")
+		parsed, err := url.Parse(u)
+		require.NoError(t, err, u)
+		require.Equal(t, "/"+name, parsed.Path, "no query or fragment: %s", u)
+	}
+}
+
+// notCalled is a read function for a test that reads nothing.
+func notCalled(context.Context, *mcp.ReadResourceRequest, resource.Vars) (*mcp.ReadResourceResult, error) {
+	panic("not called")
+}
+
+// Every URI the server lists is one the registry accepts: served through
+// a registry, the tree of tricky names lists whole, each URI reads back
+// and can be subscribed to.
+func TestListedURIsRead(t *testing.T) {
+	dir := t.TempDir()
+	want := makeTree(t, dir, 1)
+	s := newTestServer(t, dir)
+	reg, err := resource.NewRegistry(&resource.Options{PageSize: 1000})
+	require.NoError(t, err)
+	t.Cleanup(func() { reg.Close() })
+	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: uriTemplate, Name: "file"}, s.read,
+		resource.WithSafePaths(), resource.WithInstances(s.list), resource.WithExists(s.exists)))
+	res, err := reg.ListResources(t.Context(), nil)
+	require.NoError(t, err)
+	require.Empty(t, res.NextCursor)
+	require.Len(t, res.Resources, len(want), "nothing dropped")
+	for i, r := range res.Resources {
+		require.Equal(t, mustFileURI(t, strings.TrimSuffix(want[i], "/"), strings.HasSuffix(want[i], "/")), r.URI)
+		read, err := reg.ReadResource(t.Context(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: r.URI}})
+		require.NoError(t, err, r.URI)
+		require.Equal(t, r.URI, read.Contents[0].URI)
+		if !strings.HasSuffix(want[i], "/") && want[i] != "link-in" {
+			require.Equal(t, "file "+want[i]+"\n", read.Contents[0].Text, r.URI)
+		}
+		require.NoError(t, reg.Subscribe(t.Context(), &mcp.SubscribeRequest{Params: &mcp.SubscribeParams{URI: r.URI}}), r.URI)
+	}
+}
+
+// exists accepts exactly what a read serves: a regular file, or a
+// directory named with its trailing slash, under the root, visible and
+// not denied.
+func TestExists(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"a/b", ".hidden", "node_modules"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755))
+	}
+	for _, f := range []string{"a/b/c.txt", "top.txt", "sp ace.md", ".hidden/x.txt", "node_modules/x.js", "id.key", "C#.md", "[id].tsx"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.FromSlash(f)), []byte("x"), 0o644))
+	}
+	outside := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret"), []byte("x"), 0o644))
+	require.NoError(t, os.Symlink("top.txt", filepath.Join(dir, "link-in")))
+	require.NoError(t, os.Symlink("a", filepath.Join(dir, "link-dir")))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "link-out")))
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "dir-out")))
+	s := newTestServer(t, dir)
+	tmpl := uritemplate.MustParse(uriTemplate)
+	for uri, want := range map[string]bool{
+		"file:///":                     true,
+		"file:///top.txt":              true,
+		"file:///sp%20ace.md":          true,
+		"file:///a/":                   true,
+		"file:///a/b/":                 true,
+		"file:///a/b/c.txt":            true,
+		"file:///%61/b/c.txt":          true, // another spelling: it exists (the registry then asks for its own)
+		"file:///link-in":              true,
+		"file:///nope.txt":             false,
+		"file:///a":                    false, // a directory named as a file
+		"file:///top.txt/":             false, // a file named as a directory
+		"file:///a/b/nope/":            false,
+		"file:///link-dir/":            false, // never listed as a directory
+		"file:///link-dir/b/c.txt":     true,  // os.Root follows it, within the root, as a read does
+		"file:///link-out":             false,
+		"file:///dir-out/secret":       false,
+		"file:///.hidden/x.txt":        false,
+		"file:///.hidden/":             false,
+		"file:///node_modules/x.js":    false,
+		"file:///id.key":               false,
+		"file:///../secret":            false,
+		"file:///%2e%2e/secret":        false,
+		"file:///a%2F..%2F..%2Fsecret": false,
+		"file:///a%5C..%5Csecret":      false,
+		"file:///a%00b":                false,
+		"file:////etc/passwd":          false,
+		"file:////":                    false,
+		"file:///a//b/c.txt":           false,
+		"file:///./top.txt":            false,
+		"file:///top.txt?x=1":          false,
+		"file:///C%23.md":              true,
+		"file:///C#.md":                true, // it matches C#.md (the registry then asks for its own spelling)
+		"file:///%5Bid%5D.tsx":         true,
+	} {
+		vars, ok := tmpl.Match(uri)
+		require.True(t, ok, uri)
+		got, err := s.exists(t.Context(), vars)
+		require.NoError(t, err, uri)
+		require.Equal(t, want, got, uri)
+		// What exists, a read serves, under the registry's own spelling
+		// (the one subscribe accepts).
+		canon, err := tmpl.ExpandURI(vars.Map())
+		require.NoError(t, err)
+		if _, _, readable := s.parseURI(canon); got {
+			require.True(t, readable, "%s exists: a read must serve %s", uri, canon)
+		}
 	}
 }
 

@@ -20,15 +20,20 @@
 //   - refuse oversized files with a clear error instead of a huge answer;
 //   - back resources/subscribe with fsnotify, watching only what clients
 //     subscribe to (resource.SubscriptionOptions.OnWatch and OnUnwatch),
-//     and send notifications/resources/list_changed when files come and
-//     go.
+//     accepting a subscription only to a file or directory that exists
+//     (resource.WithExists), and send notifications/resources/list_changed
+//     when files come and go;
+//   - serve streamable HTTP to clients of every protocol version on one
+//     URL, /mcp, each receiving its notifications (resource.NewHTTPHandler);
+//   - keep list cursors valid across restarts and replicas with keys from
+//     a file or the environment (cursor.LoadKeys).
 //
 // Run it over stdio, the way MCP hosts launch servers, from the root of
 // the mcpres repository:
 //
 //	go run ./examples/filesystem -root DIR
 //
-// or over streamable HTTP, as http://127.0.0.1:8080:
+// or over streamable HTTP, at http://127.0.0.1:8080/mcp:
 //
 //	go run ./examples/filesystem -root DIR -http 127.0.0.1:8080
 //
@@ -55,6 +60,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -63,7 +69,7 @@ import (
 type config struct {
 	root        string
 	httpAddr    string
-	stateful    bool
+	cursorKeys  string
 	maxSize     int64
 	deny        []string
 	pageSize    int
@@ -77,8 +83,8 @@ const defaultDeny = ".git,node_modules,*.key,*.pem"
 func main() {
 	cfg := config{maxSize: 4 << 20}
 	flag.StringVar(&cfg.root, "root", ".", "serve the files under `dir`")
-	flag.StringVar(&cfg.httpAddr, "http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080) instead of stdio")
-	flag.BoolVar(&cfg.stateful, "stateful", false, "with -http, keep sessions, so that clients of protocols before 2026-07-28 receive notifications (2026-07-28 is then not offered)")
+	flag.StringVar(&cfg.httpAddr, "http", "", "serve streamable HTTP at http://`addr`/mcp (such as 127.0.0.1:8080), to clients of every protocol version, instead of stdio")
+	flag.StringVar(&cfg.cursorKeys, "cursor-keys", "", "read list cursor keys from `file` (one base64 key a line, the first encrypts); default $"+cursor.KeysEnv+", else a random key")
 	flag.Var((*byteSize)(&cfg.maxSize), "max-size", "refuse to read files larger than `size` (bytes, or with a KiB, MiB or GiB suffix)")
 	deny := flag.String("deny", defaultDeny, "do not serve paths matching these comma-separated path.Match `patterns`, matched against each path segment and the path from the root")
 	flag.IntVar(&cfg.pageSize, "page-size", 0, "resources/list page size (0 means 100)")
@@ -119,6 +125,10 @@ func run(cfg config, logger *slog.Logger) error {
 	if cfg.maxSize <= 0 {
 		return errors.New("-max-size must be positive")
 	}
+	cursors, err := newCursorCodec(cfg.cursorKeys, logger)
+	if err != nil {
+		return err
+	}
 	files, err := newFileServer(cfg.root, cfg.maxSize, cfg.deny)
 	if err != nil {
 		return err
@@ -133,6 +143,7 @@ func run(cfg config, logger *slog.Logger) error {
 	reg, err := resource.NewRegistry(&resource.Options{
 		Logger:   logger,
 		PageSize: cfg.pageSize,
+		Cursors:  cursors,
 		Subscriptions: resource.SubscriptionOptions{
 			// Watch a file only while someone is subscribed to it: the
 			// registry records the subscriptions of resources/subscribe
@@ -153,6 +164,7 @@ func run(cfg config, logger *slog.Logger) error {
 	}, files.read,
 		resource.WithSafePaths(),           // ../, %2e%2e, NUL, backslash, /abs: not found
 		resource.WithInstances(files.list), // resources/list walks the tree
+		resource.WithExists(files.exists),  // subscribe only to what a read serves
 		resource.WithCompleter("path", files.complete),
 	)
 	if err != nil {
@@ -167,7 +179,7 @@ func run(cfg config, logger *slog.Logger) error {
 	logger.Info("serving files", "root", files.dir, "max_size", cfg.maxSize, "deny", cfg.deny)
 
 	if cfg.httpAddr != "" {
-		return serveHTTP(ctx, server, cfg.httpAddr, cfg.stateful, logger)
+		return serveHTTP(ctx, server, cfg.httpAddr, logger)
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {
@@ -176,11 +188,32 @@ func run(cfg config, logger *slog.Logger) error {
 	return err
 }
 
+// newCursorCodec returns the codec of list cursors, with the keys of the
+// file keyFile, else of $MCPRES_CURSOR_KEYS, else a random key; it logs
+// which, never the keys. Every replica must hold the same keys, and a
+// restarted server too, for a client to go on with a list it began.
+func newCursorCodec(keyFile string, logger *slog.Logger) (*cursor.Codec, error) {
+	keys, from, err := cursor.LoadKeys(keyFile, cursor.KeysEnv)
+	if err != nil {
+		return nil, err
+	}
+	if keys == nil {
+		logger.Warn("no cursor keys given: list cursors use a random key, and will not survive a restart or reach another replica",
+			"hint", "give keys with -cursor-keys FILE or $"+cursor.KeysEnv+", one base64 key a line; make one with: head -c 32 /dev/urandom | base64")
+	} else {
+		logger.Info("cursor keys loaded", "from", from)
+	}
+	return cursor.NewCodec(&cursor.Options{Keys: keys})
+}
+
+// httpPath is where the HTTP server serves MCP: the conventional path.
+const httpPath = "/mcp"
+
 // Limits of the HTTP server, for a server reachable by clients it does not
 // trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
-// streams that stay open as long as the client listens (a
-// subscriptions/listen request, or with -stateful a session's GET stream),
-// and a write deadline would cut them off.
+// streams that stay open as long as the client listens (a 2026-07-28
+// subscriptions/listen request, or an older client's session GET
+// stream), and a write deadline would cut them off.
 const (
 	// readHeaderTimeout bounds how long a client may take to send a
 	// request's headers, so that one that trickles them (slowloris) cannot
@@ -196,46 +229,42 @@ const (
 	// maxHeaderBytes caps the size of a request's headers (net/http's
 	// default is 1 MiB).
 	maxHeaderBytes = 64 << 10
-	// sessionTimeout closes a session (and ends its subscriptions) once
-	// its client has sent no request for this long. An open GET stream
-	// does not count as activity: a client that only listens must ping
-	// (go-sdk's ClientOptions.KeepAlive) more often to keep its session.
+	// sessionTimeout closes the session of a client before 2026-07-28
+	// (and ends its subscriptions) once it has sent no request for this
+	// long. An open GET stream does not count as activity: a client that
+	// only listens must ping (go-sdk's ClientOptions.KeepAlive) more often
+	// to keep its session.
 	sessionTimeout = 30 * time.Minute
 )
 
-// serveHTTP serves server over streamable HTTP on addr until ctx is done.
-func serveHTTP(ctx context.Context, server *mcp.Server, addr string, stateful bool, logger *slog.Logger) error {
-	// Stateless serves each request on its own, and is how go-sdk serves
-	// protocol 2026-07-28 over HTTP, whose clients receive resource updates
-	// and list_changed on their subscriptions/listen streams. Older clients
-	// are served too, but receive no notifications outside a request. With
-	// -stateful they do, through sessions; but sessions are not part of
-	// 2026-07-28, and its clients fall back to 2025-11-25.
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{
-			Stateless: !stateful,
-			// With -stateful: abandoned sessions, and their subscriptions,
-			// are reclaimed.
-			SessionTimeout: sessionTimeout,
-			// Stateless: a 2026-07-28 request ends with its HTTP request:
-			// when the client cancels it or hangs up, the read function's
-			// context is cancelled. (Stateless requests of older protocols
-			// run to completion. With -stateful, go-sdk ignores this
-			// option, and clients cancel with notifications/cancelled.)
-			PropagateRequestCancellation: true,
-		})
+// serveHTTP serves server over streamable HTTP at http://addr/mcp until
+// ctx is done. One handler serves clients of every protocol version, each
+// with its notifications: 2026-07-28 clients without a session, on their
+// subscriptions/listen streams; older ones in sessions, on their GET
+// streams. Behind a load balancer, older clients need session affinity.
+func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle(httpPath, resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
+		// Abandoned sessions, and their subscriptions, are reclaimed.
+		SessionTimeout: sessionTimeout,
+		// A 2026-07-28 request ends with its HTTP request: when the
+		// client cancels it or hangs up, the read function's context is
+		// cancelled. (In a session, clients cancel with
+		// notifications/cancelled, which does the same.)
+		PropagateRequestCancellation: true,
+	}))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           mux, // any other path: 404
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 	}
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String(), "stateful", stateful)
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+httpPath)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

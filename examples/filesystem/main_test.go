@@ -2,14 +2,13 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
-	"net/http"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,12 +23,8 @@ import (
 )
 
 // These tests build the server and drive the binary with a go-sdk client,
-// over stdio (and HTTP in TestHTTP), as an MCP host does.
-
-// protocolVersions are the protocol versions the client negotiates in
-// turn: the last before SEP-2164 changed the not-found code, and the first
-// after.
-var protocolVersions = []string{"2025-11-25", "2026-07-28"}
+// over stdio (and HTTP in http_test.go), as an MCP host does, at each
+// protocol version go-sdk speaks (mcptest.Versions).
 
 // binPath is the server binary TestMain builds.
 var binPath string
@@ -69,6 +64,7 @@ func (f *fixture) write(t *testing.T, rel string, data []byte) {
 //	  dir-out -> ..                  (not listed, not found through)
 //	  .env, .hiddendir/x.txt         (hidden)
 //	  id.key, node_modules/pkg/index.js (denied by default)
+//	  C#.md, [id].tsx                (listed as file:///C%23.md, file:///%5Bid%5D.tsx)
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	tmp := t.TempDir()
@@ -85,6 +81,8 @@ func newFixture(t *testing.T) *fixture {
 		"sp ace/é.md": []byte("# Café\n"),
 		"a/b/c.txt":   []byte("deep\n"),
 		"watched.txt": []byte("v1\n"),
+		"C#.md":       []byte("# C sharp\n"),
+		"[id].tsx":    []byte("export default function Page() {}\n"),
 	}
 	for i := range 6 {
 		for j := range 10 {
@@ -123,51 +121,26 @@ func pngImage(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
-// A client is a client session and the notifications it received.
-type client struct {
-	*mcp.ClientSession
-	updated     chan string   // notifications/resources/updated, by URI
-	listChanged chan struct{} // notifications/resources/list_changed
-}
-
-func newClient() (*client, *mcp.ClientOptions) {
-	c := &client{updated: make(chan string, 100), listChanged: make(chan struct{}, 100)}
-	return c, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			select {
-			case c.updated <- req.Params.URI:
-			default:
-			}
-		},
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			select {
-			case c.listChanged <- struct{}{}:
-			default:
-			}
-		},
-	}
-}
-
 // serverArgs are the flags every test server gets: small pages, so that
 // listing takes many, and a small size cap.
 var serverArgs = []string{"-page-size", "7", "-max-size", "1024"}
 
 // connect starts the server on root over stdio and connects to it with
-// protocol version. The server is stopped when t ends.
-func connect(t *testing.T, root, version string) *client {
+// protocol version, returning the session and the notifications it
+// receives. The server is stopped when t ends.
+func connect(t *testing.T, root, version string) (*mcp.ClientSession, *mcptest.Notifications) {
 	t.Helper()
-	c, opts := newClient()
-	cs := mcptest.Stdio(t, binPath, append([]string{"-root", root}, serverArgs...), version, opts)
+	n := &mcptest.Notifications{}
+	cs := mcptest.Stdio(t, binPath, append([]string{"-root", root}, serverArgs...), version, n.ClientOptions(nil))
 	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
-	c.ClientSession = cs
-	return c
+	return cs, n
 }
 
 // listAll lists every page and returns the resources and the page count.
-func listAll(t *testing.T, c *client) ([]*mcp.Resource, int) {
+func listAll(t *testing.T, cs *mcp.ClientSession) ([]*mcp.Resource, int) {
 	t.Helper()
 	var all []*mcp.Resource
-	pages := mcptest.ListPages(t, c.ClientSession)
+	pages := mcptest.ListPages(t, cs)
 	for _, page := range pages {
 		require.LessOrEqual(t, len(page), 7, "page size")
 		all = append(all, page...)
@@ -176,20 +149,28 @@ func listAll(t *testing.T, c *client) ([]*mcp.Resource, int) {
 }
 
 // uriOf is the URI the server gives the listed key.
-func uriOf(key string) string {
+func uriOf(t testing.TB, key string) string {
 	dir := strings.HasSuffix(key, "/")
-	return fileURI(strings.TrimSuffix(key, "/"), dir)
+	return mustFileURI(t, strings.TrimSuffix(key, "/"), dir)
+}
+
+// mustFileURI is fileURI, failing t on error.
+func mustFileURI(t testing.TB, rel string, dir bool) string {
+	t.Helper()
+	u, err := fileURI(rel, dir)
+	require.NoError(t, err, rel)
+	return u
 }
 
 func TestList(t *testing.T) {
 	f := newFixture(t)
 	var want []string
 	for _, k := range f.keys {
-		want = append(want, uriOf(k))
+		want = append(want, uriOf(t, k))
 	}
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
-			c := connect(t, f.root, version)
+			c, _ := connect(t, f.root, version)
 			all, pages := listAll(t, c)
 			got := make([]string, len(all))
 			for i, r := range all {
@@ -207,7 +188,7 @@ func TestList(t *testing.T) {
 				require.NotEmpty(t, r.Title, r.URI)
 			}
 			for rel, data := range f.files {
-				r := byURI[fileURI(rel, false)]
+				r := byURI[mustFileURI(t, rel, false)]
 				require.Equal(t, rel, r.Name)
 				require.Equal(t, int64(len(data)), r.Size, rel)
 			}
@@ -238,9 +219,9 @@ func TestList(t *testing.T) {
 
 func TestRead(t *testing.T) {
 	f := newFixture(t)
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
-			c := connect(t, f.root, version)
+			c, _ := connect(t, f.root, version)
 			read := func(uri string) *mcp.ResourceContents {
 				t.Helper()
 				res, err := c.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
@@ -276,7 +257,7 @@ func TestRead(t *testing.T) {
 			text("file:///a/", "text/plain", "b/\n")
 			root := read("file:///")
 			require.Equal(t, "text/plain", root.MIMEType)
-			require.Equal(t, "a/\nbig.txt\ndata.json\ngen/\nhello.txt\nlink-in\nlogo.png\nmain.go\nsp ace/\nwatched.txt\n", root.Text)
+			require.Equal(t, "C#.md\n[id].tsx\na/\nbig.txt\ndata.json\ngen/\nhello.txt\nlink-in\nlogo.png\nmain.go\nsp ace/\nwatched.txt\n", root.Text)
 		})
 	}
 }
@@ -336,10 +317,12 @@ func TestNotServed(t *testing.T) {
 		"file:///./hello.txt",
 		"file:///no-such-file.txt",
 		"file:///hello.txt?raw=1",
+		// The file C, with a fragment (C#.md is file:///C%23.md).
+		"file:///C#.md",
 	}
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
-			c := connect(t, f.root, version)
+			c, _ := connect(t, f.root, version)
 			for _, uri := range uris {
 				res, err := c.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
 				require.Nil(t, res, uri)
@@ -351,9 +334,9 @@ func TestNotServed(t *testing.T) {
 
 func TestSizeCap(t *testing.T) {
 	f := newFixture(t)
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
-			c := connect(t, f.root, version)
+			c, _ := connect(t, f.root, version)
 			_, err := c.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "file:///big.txt"})
 			var jerr *jsonrpc.Error
 			require.True(t, errors.As(err, &jerr), "want a JSON-RPC error, got %v", err)
@@ -369,75 +352,20 @@ func TestSizeCap(t *testing.T) {
 	}
 }
 
-// notifyTimeout is how long a test waits for a notification. Notifications
-// come within a second or so; a loaded machine may take longer.
-const notifyTimeout = 10 * time.Second
-
-func waitUpdated(t *testing.T, c *client, uri string) {
+// drain takes the notifications n has received and no one waited for, so
+// that a wait that follows is for a notification still to come.
+func drain(t *testing.T, n *mcptest.Notifications) {
 	t.Helper()
-	timeout := time.After(notifyTimeout)
-	for {
-		select {
-		case got := <-c.updated:
-			if got == uri {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("no notifications/resources/updated for %s", uri)
-		}
+	for _, uri := range n.Updated() {
+		n.WaitUpdated(t, uri, nil) // there already: returns at once
+	}
+	for range n.ListChanged() {
+		n.WaitListChanged(t, nil)
 	}
 }
 
-// editUntilUpdated calls edit, with 0, 1, 2..., every second until c is
-// notified that uri was updated, for at most notifyTimeout: for the first
-// change after subscribing, which the server may miss if it comes before
-// the server watches.
-func editUntilUpdated(t *testing.T, c *client, uri string, edit func(i int)) {
-	t.Helper()
-	deadline := time.Now().Add(notifyTimeout)
-	for i := 0; ; i++ {
-		edit(i)
-		tick := time.After(time.Second)
-		for {
-			select {
-			case got := <-c.updated:
-				if got == uri {
-					return
-				}
-				continue
-			case <-tick:
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no notifications/resources/updated for %s", uri)
-		}
-	}
-}
-
-func waitListChanged(t *testing.T, c *client) {
-	t.Helper()
-	select {
-	case <-c.listChanged:
-	case <-time.After(notifyTimeout):
-		t.Fatal("no notifications/resources/list_changed")
-	}
-}
-
-// drain forgets the notifications received so far.
-func drain(c *client) {
-	for {
-		select {
-		case <-c.updated:
-		case <-c.listChanged:
-		default:
-			return
-		}
-	}
-}
-
-func listedURIs(t *testing.T, c *client) []string {
-	all, _ := listAll(t, c)
+func listedURIs(t *testing.T, cs *mcp.ClientSession) []string {
+	all, _ := listAll(t, cs)
 	var uris []string
 	for _, r := range all {
 		uris = append(uris, r.URI)
@@ -445,133 +373,66 @@ func listedURIs(t *testing.T, c *client) []string {
 	return uris
 }
 
+// TestLive subscribes over stdio, at each protocol version, and changes
+// files: each change of a subscribed file is notified, with the URI as the
+// client subscribed to it, and files coming and going change the list.
 func TestLive(t *testing.T) {
-	for _, version := range protocolVersions {
+	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			f := newFixture(t)
-			c := connect(t, f.root, version)
+			c, n := connect(t, f.root, version)
 			ctx := t.Context()
 
-			// Editing a subscribed file. The server starts watching just
-			// after Subscribe returns: edit until it notices.
+			// Editing a subscribed file. The server may start watching
+			// just after Subscribe returns (a 2026-07-28 listen is
+			// acknowledged in the background): WaitUpdated edits again
+			// until it notices.
 			const watched = "file:///watched.txt"
 			require.NoError(t, c.Subscribe(ctx, &mcp.SubscribeParams{URI: watched}))
-			editUntilUpdated(t, c, watched, func(i int) { f.write(t, "watched.txt", fmt.Appendf(nil, "v2 %d\n", i)) })
+			i := 0
+			edit := func() { i++; f.write(t, "watched.txt", fmt.Appendf(nil, "v2 %d\n", i)) }
+			n.WaitUpdated(t, watched, edit)
 			res, err := c.ReadResource(ctx, &mcp.ReadResourceParams{URI: watched})
 			require.NoError(t, err)
 			require.True(t, strings.HasPrefix(res.Contents[0].Text, "v2 "), res.Contents[0].Text)
 
 			// Replacing it by rename, as editors save.
-			drain(c)
-			f.write(t, "watched.txt.tmp", []byte("v3\n"))
-			require.NoError(t, os.Rename(f.path("watched.txt.tmp"), f.path("watched.txt")))
-			waitUpdated(t, c, watched)
+			drain(t, n)
+			n.WaitUpdated(t, watched, func() {
+				f.write(t, "watched.txt.tmp", []byte("v3\n"))
+				require.NoError(t, os.Rename(f.path("watched.txt.tmp"), f.path("watched.txt")))
+			})
 
-			// Removing a subscribed file in a subdirectory.
+			// Removing a subscribed file in a subdirectory, once the
+			// server watches it.
 			const deep = "file:///a/b/c.txt"
 			require.NoError(t, c.Subscribe(ctx, &mcp.SubscribeParams{URI: deep}))
-			editUntilUpdated(t, c, deep, func(i int) { f.write(t, "a/b/c.txt", fmt.Appendf(nil, "deeper %d\n", i)) })
-			drain(c)
-			require.NoError(t, os.Remove(f.path("a/b/c.txt")))
-			waitUpdated(t, c, deep)
+			n.WaitUpdated(t, deep, func() { i++; f.write(t, "a/b/c.txt", fmt.Appendf(nil, "deeper %d\n", i)) })
+			drain(t, n)
+			n.WaitUpdated(t, deep, func() { removeIfExists(t, f.path("a/b/c.txt")) })
 
 			// Creating and deleting files changes the list.
-			drain(c)
-			f.write(t, "new.txt", []byte("new\n"))
-			waitListChanged(t, c)
+			drain(t, n)
+			n.WaitListChanged(t, func() { f.write(t, "new.txt", []byte("new\n")) })
 			require.Contains(t, listedURIs(t, c), "file:///new.txt")
-			drain(c)
-			require.NoError(t, os.Remove(f.path("new.txt")))
-			waitListChanged(t, c)
+			drain(t, n)
+			n.WaitListChanged(t, func() { removeIfExists(t, f.path("new.txt")) })
 			require.NotContains(t, listedURIs(t, c), "file:///new.txt")
 
 			// A new directory is watched as well.
-			drain(c)
-			require.NoError(t, os.Mkdir(f.path("newdir"), 0o755))
-			waitListChanged(t, c)
-			drain(c)
-			f.write(t, "newdir/f.txt", []byte("f\n"))
-			waitListChanged(t, c)
+			drain(t, n)
+			n.WaitListChanged(t, func() { require.NoError(t, os.MkdirAll(f.path("newdir"), 0o755)) })
+			drain(t, n)
+			n.WaitListChanged(t, func() { f.write(t, "newdir/f.txt", []byte("f\n")) })
 			require.Contains(t, listedURIs(t, c), "file:///newdir/f.txt")
 		})
 	}
 }
 
-// startHTTP starts the server on root over streamable HTTP, with args
-// added, and returns its address and an HTTP client for it. The server is
-// stopped when t ends.
-func startHTTP(t *testing.T, root string, args ...string) (string, *http.Client) {
+// removeIfExists removes the file at path, if it is there.
+func removeIfExists(t *testing.T, path string) {
 	t.Helper()
-	addr := mcptest.StartHTTP(t, binPath, append(append([]string{"-root", root}, serverArgs...), args...)...)
-
-	// A client of our own, whose idle connections are closed before the
-	// server is stopped.
-	httpClient := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	t.Cleanup(httpClient.CloseIdleConnections)
-	return addr, httpClient
-}
-
-// connectHTTP connects to the server at addr with protocol version.
-func connectHTTP(t *testing.T, addr string, httpClient *http.Client, version string) (*client, error) {
-	c, opts := newClient()
-	mc := mcp.NewClient(&mcp.Implementation{Name: "filesystem-test", Version: "v0"}, opts)
-	transport := &mcp.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: httpClient}
-	cs, err := mc.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		return nil, err
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		require.NoError(t, err)
 	}
-	t.Cleanup(func() { cs.Close() })
-	c.ClientSession = cs
-	return c, nil
-}
-
-// TestHTTP drives the default, stateless, streamable HTTP server.
-func TestHTTP(t *testing.T) {
-	f := newFixture(t)
-	addr, httpClient := startHTTP(t, f.root)
-	for _, version := range protocolVersions {
-		t.Run(version, func(t *testing.T) {
-			ctx := t.Context()
-			c, err := connectHTTP(t, addr, httpClient, version)
-			require.NoError(t, err)
-
-			require.Len(t, listedURIs(t, c), len(f.keys))
-			res, err := c.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///hello.txt"})
-			require.NoError(t, err)
-			require.Equal(t, "Hello, world!\n", res.Contents[0].Text)
-			_, err = c.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///%2e%2e/secret"})
-			requireNotFound(t, err, version, "file:///%2e%2e/secret")
-
-			if version >= "2026-07-28" {
-				// Stateless HTTP carries notifications on 2026-07-28
-				// subscriptions/listen streams.
-				require.NoError(t, c.Subscribe(ctx, &mcp.SubscribeParams{URI: "file:///watched.txt"}))
-				editUntilUpdated(t, c, "file:///watched.txt", func(i int) { f.write(t, "watched.txt", fmt.Appendf(nil, "http %d\n", i)) })
-			}
-		})
-	}
-}
-
-// TestHTTPStateful drives the server with -stateful, whose sessions carry
-// notifications to clients of protocols before 2026-07-28, which is then
-// not offered.
-func TestHTTPStateful(t *testing.T) {
-	f := newFixture(t)
-	addr, httpClient := startHTTP(t, f.root, "-stateful")
-	ctx := t.Context()
-	c, err := connectHTTP(t, addr, httpClient, "2025-11-25")
-	require.NoError(t, err)
-	require.NoError(t, c.Subscribe(ctx, &mcp.SubscribeParams{URI: "file:///watched.txt"}))
-	editUntilUpdated(t, c, "file:///watched.txt", func(i int) { f.write(t, "watched.txt", fmt.Appendf(nil, "stateful %d\n", i)) })
-	drain(c)
-	f.write(t, "new.txt", []byte("new\n"))
-	waitListChanged(t, c)
-
-	// A 2026-07-28 client falls back to the last version with sessions.
-	c, err = connectHTTP(t, addr, httpClient, "2026-07-28")
-	require.NoError(t, err)
-	require.Equal(t, "2025-11-25", c.InitializeResult().ProtocolVersion)
-	res, err := c.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///hello.txt"})
-	require.NoError(t, err)
-	require.Equal(t, "Hello, world!\n", res.Contents[0].Text)
 }

@@ -30,6 +30,11 @@ import (
 //     registry.NotifyListChanged, which debounces bursts.
 //
 // Without tree, only the directories of subscribed resources are watched.
+//
+// The URIs given to Changed are those the registry handed to watch: the
+// URIs clients subscribed to, which the registry accepts only in its own
+// spelling, percent-encoded as fileURI builds it (file:///caf%C3%A9.md,
+// never file:///%63af%C3%A9.md).
 type liveWatcher struct {
 	s      *fileServer
 	tree   bool
@@ -96,7 +101,9 @@ func (w *liveWatcher) loop() {
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				// Events were lost: say that anything may have changed.
 				w.logger.Warn("file events lost; notifying every subscriber", "error", err)
-				w.reg.ChangedPrefix(uriPrefix)
+				if err := w.reg.ChangedPrefix(uriPrefix); err != nil {
+					w.logger.Error("reporting changes", "prefix", uriPrefix, "error", err)
+				}
 				w.reg.NotifyListChanged()
 				continue
 			}
@@ -190,7 +197,11 @@ func (w *liveWatcher) handle(ev fsnotify.Event) {
 	w.mu.Unlock()
 
 	for _, u := range updated {
-		w.reg.Changed(u)
+		// u is a URI a client subscribed to, in the registry's own
+		// spelling: an error here is a bug, not a client's doing.
+		if err := w.reg.Changed(u); err != nil {
+			w.logger.Error("reporting a change", "uri", u, "error", err)
+		}
 	}
 	if listChanged {
 		w.reg.NotifyListChanged()
