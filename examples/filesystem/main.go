@@ -125,7 +125,7 @@ func run(cfg config, logger *slog.Logger) error {
 	if cfg.maxSize <= 0 {
 		return errors.New("-max-size must be positive")
 	}
-	cursors, err := newCursorCodec(cfg.cursorKeys, logger)
+	cursors, err := newCursorCodec(cfg.cursorKeys, cfg.httpAddr != "", logger)
 	if err != nil {
 		return err
 	}
@@ -190,18 +190,23 @@ func run(cfg config, logger *slog.Logger) error {
 
 // newCursorCodec returns the codec of list cursors, with the keys of the
 // file keyFile, else of $MCPRES_CURSOR_KEYS, else a random key; it logs
-// which, never the keys. Every replica must hold the same keys, and a
-// restarted server too, for a client to go on with a list it began.
-func newCursorCodec(keyFile string, logger *slog.Logger) (*cursor.Codec, error) {
+// which, never the keys, with a warning for a random key over HTTP (on
+// stdio the client's session ends with the process anyway). Every replica
+// must hold the same keys, and a restarted server too, for a client to go
+// on with a list it began.
+func newCursorCodec(keyFile string, overHTTP bool, logger *slog.Logger) (*cursor.Codec, error) {
 	keys, from, err := cursor.LoadKeys(keyFile, cursor.KeysEnv)
 	if err != nil {
 		return nil, err
 	}
-	if keys == nil {
+	switch {
+	case keys != nil:
+		logger.Info("cursor keys loaded", "from", from)
+	case overHTTP:
 		logger.Warn("no cursor keys given: list cursors use a random key, and will not survive a restart or reach another replica",
 			"hint", "give keys with -cursor-keys FILE or $"+cursor.KeysEnv+", one base64 key a line; make one with: head -c 32 /dev/urandom | base64")
-	} else {
-		logger.Info("cursor keys loaded", "from", from)
+	default:
+		logger.Info("no cursor keys given: list cursors use a random key, valid while this process runs")
 	}
 	return cursor.NewCodec(&cursor.Options{Keys: keys})
 }
