@@ -2,9 +2,13 @@
 // through the real protocol, as an MCP host does: in process, it connects
 // a go-sdk client to a *mcp.Server at a given protocol version (Connect);
 // out of process, it builds the server's binary, connects a go-sdk client
-// to it over stdio, starts it as a streamable HTTP server and connects to
-// that, with a bearer token if the server wants one; and it lists every
-// page of the server's resources.
+// to it over stdio, starts it as a streamable HTTP server (StartHTTP, or
+// StartServer for a server the test reads the log of, stops or restarts)
+// and connects to that, with a bearer token if the server wants one. It
+// lists every page of the server's resources, waits for the updates and
+// list_changed a client is sent (Notifications), and tells whether a
+// server accepts a subscription in every protocol era (SubscribeHTTP;
+// Versions names them).
 //
 // Every helper takes the test's testing.TB, fails the test (with
 // t.Fatal or an equivalent require call) when it cannot do its job, and
@@ -214,35 +218,72 @@ func Stdio(t testing.TB, bin string, args []string, version string, opts *mcp.Cl
 // does not listen within about ten seconds. When t ends it interrupts the
 // server (os.Interrupt) and fails t unless the server then exits cleanly
 // within ten seconds; if it does not, it kills it. The server's stderr is
-// logged if t fails.
+// logged if t fails. StartServer does the same and returns the server,
+// for a test that reads its log or stops it early.
 func StartHTTP(t testing.TB, bin string, args ...string) string {
 	t.Helper()
-	addr := freeLoopbackAddr(t)
-	cmd := exec.Command(bin, append(append([]string(nil), args...), "-http", addr)...)
-	stderr := Stderr(t, cmd)
-	require.NoError(t, cmd.Start())
-	var waitErr error
-	exited := make(chan struct{}) // closed when the server has exited
+	return StartServer(t, bin, args...).Addr
+}
+
+// A Server is a server process StartServer started, serving streamable
+// HTTP.
+type Server struct {
+	// Addr is the loopback address the server listens on: host:port.
+	Addr string
+	// Stderr holds what the server has written to its standard error so
+	// far: its log.
+	Stderr *Buffer
+
+	t       testing.TB
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the process has exited
+	waitErr error         // cmd.Wait's, once exited is closed
+	stop    sync.Once
+}
+
+// StartServer starts `bin args... -http addr` on a free loopback address,
+// as StartHTTP does, and returns the server once it accepts connections.
+// It fails t as StartHTTP does, and stops the server when t ends unless
+// the test stopped it before.
+func StartServer(t testing.TB, bin string, args ...string) *Server {
+	t.Helper()
+	s := &Server{Addr: freeLoopbackAddr(t), t: t, exited: make(chan struct{})}
+	s.cmd = exec.Command(bin, append(append([]string(nil), args...), "-http", s.Addr)...)
+	s.Stderr = Stderr(t, s.cmd)
+	require.NoError(t, s.cmd.Start())
 	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
+		s.waitErr = s.cmd.Wait()
+		close(s.exited)
 	}()
-	t.Cleanup(func() {
-		// Ask the server to stop; kill it if it does not.
-		if err := cmd.Process.Signal(os.Interrupt); err != nil {
-			cmd.Process.Kill()
+	t.Cleanup(s.Stop)
+	waitForListener(t, s.Addr, s.exited, s.Stderr)
+	return s
+}
+
+// URL returns the URL of path on the server: "http://" + Addr + path, such
+// as s.URL("/mcp").
+func (s *Server) URL(path string) string { return "http://" + s.Addr + path }
+
+// Stop interrupts the server (os.Interrupt) and waits until it exits,
+// failing the test unless it exits cleanly within ten seconds, after
+// which it kills it. Later calls do nothing. A test stops a server early
+// to restart it, or to read all it logged.
+func (s *Server) Stop() {
+	s.stop.Do(func() {
+		if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
+			s.cmd.Process.Kill()
 		}
 		select {
-		case <-exited:
-			require.NoError(t, waitErr, "server exit")
+		case <-s.exited:
+			if s.waitErr != nil {
+				s.t.Errorf("server exit: %v", s.waitErr)
+			}
 		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Error("server did not stop on interrupt; killed it")
+			s.cmd.Process.Kill()
+			<-s.exited
+			s.t.Error("server did not stop on interrupt; killed it")
 		}
 	})
-	waitForListener(t, addr, exited, stderr)
-	return addr
 }
 
 // HTTPClient returns an HTTP client for a test of a streamable HTTP

@@ -14,12 +14,13 @@ import (
 	"testing"
 
 	"github.com/mcpres/mcpres/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
 
-// The quickstart example serves four static resources on one page.
-const quickstartResources = 4
+// The quickstart example serves five static resources on one page.
+const quickstartResources = 5
 
 // TestQuickstart builds the quickstart example and drives it with the
 // helpers, in subtests that share the binary.
@@ -30,6 +31,8 @@ func TestQuickstart(t *testing.T) {
 	t.Run("Stderr", func(t *testing.T) { testStderr(t, bin) })
 	t.Run("Stdio", func(t *testing.T) { testStdio(t, bin) })
 	t.Run("StartHTTP", func(t *testing.T) { testStartHTTP(t, bin) })
+	t.Run("StartServer", func(t *testing.T) { testStartServer(t, bin) })
+	t.Run("SubscribeHTTP", func(t *testing.T) { testSubscribeHTTP(t, bin) })
 }
 
 func TestBuffer(t *testing.T) {
@@ -68,10 +71,43 @@ func testStdio(t *testing.T, bin string) {
 
 func testStartHTTP(t *testing.T, bin string) {
 	addr := mcptest.StartHTTP(t, bin)
-	cs := mcptest.ConnectHTTP(t, "http://"+addr, "", "2025-11-25", nil)
+	cs := mcptest.ConnectHTTP(t, "http://"+addr+"/mcp", "", "2025-11-25", nil)
 	all, pages := mcptest.ListAll(t, cs)
 	require.Len(t, all, quickstartResources)
 	require.Equal(t, 1, pages)
+}
+
+// A server started with StartServer can be read from, stopped and started
+// again.
+func testStartServer(t *testing.T, bin string) {
+	for range 2 {
+		s := mcptest.StartServer(t, bin, "-tick", "1h")
+		require.Equal(t, "http://"+s.Addr+"/mcp", s.URL("/mcp"))
+		cs := mcptest.ConnectHTTP(t, s.URL("/mcp"), "", "2026-07-28", nil)
+		all, _ := mcptest.ListAll(t, cs)
+		require.Len(t, all, quickstartResources)
+		require.Contains(t, s.Stderr.String(), `msg="serving MCP over streamable HTTP" url=`+s.URL("/mcp"))
+		cs.Close()
+		s.Stop()
+		s.Stop() // a second Stop does nothing
+	}
+}
+
+// SubscribeHTTP tells an accepted subscription from a refused one in every
+// era, 2026-07-28's listens included.
+func testSubscribeHTTP(t *testing.T, bin string) {
+	s := mcptest.StartServer(t, bin, "-tick", "1h")
+	for _, version := range mcptest.Versions {
+		t.Run(version, func(t *testing.T) {
+			require.NoError(t, mcptest.SubscribeHTTP(t, s.URL("/mcp"), "", version, "quickstart://clock"))
+			require.NoError(t, mcptest.SubscribeHTTP(t, s.URL("/mcp"), "", version, "quickstart://greetings/Ada%20Lovelace"))
+			err := mcptest.SubscribeHTTP(t, s.URL("/mcp"), "", version, "quickstart://nowhere")
+			var jerr *jsonrpc.Error
+			require.ErrorAs(t, err, &jerr)
+			require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code)
+			require.Equal(t, `cannot subscribe to "quickstart://nowhere": no such resource`, jerr.Message)
+		})
+	}
 }
 
 func TestHTTPClient(t *testing.T) {
