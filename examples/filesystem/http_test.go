@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,11 +24,10 @@ import (
 // clients of every protocol version on /mcp.
 
 // startHTTP starts the server on root over streamable HTTP, with
-// serverArgs, and returns the URL of its MCP endpoint. The server is
-// stopped when t ends.
-func startHTTP(t *testing.T, root string) string {
+// serverArgs and args. The server is stopped when t ends, if not before.
+func startHTTP(t *testing.T, root string, args ...string) *mcptest.Server {
 	t.Helper()
-	return "http://" + mcptest.StartHTTP(t, binPath, append([]string{"-root", root}, serverArgs...)...) + httpPath
+	return mcptest.StartServer(t, binPath, append(append([]string{"-root", root}, serverArgs...), args...)...)
 }
 
 // An httpClient is a client session of one protocol version and the
@@ -48,7 +43,7 @@ type httpClient struct {
 // what it subscribed to and of the list.
 func TestHTTP(t *testing.T) {
 	f := newFixture(t)
-	url := startHTTP(t, f.root)
+	url := startHTTP(t, f.root).URL(httpPath)
 	ctx := t.Context()
 
 	var clients []httpClient
@@ -134,7 +129,7 @@ func TestHTTP(t *testing.T) {
 // not, which is refused as "no such resource".
 func TestSubscribeOnlyWhatExists(t *testing.T) {
 	f := newFixture(t)
-	url := startHTTP(t, f.root)
+	url := startHTTP(t, f.root).URL(httpPath)
 	accepted := []string{
 		"file:///hello.txt", "file:///sp%20ace/%C3%A9.md", "file:///a/b/c.txt",
 		"file:///link-in", "file:///a/", "file:///",
@@ -161,15 +156,9 @@ func TestSubscribeOnlyWhatExists(t *testing.T) {
 	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			// go-sdk's 2026-07-28 client subscribes in the background, and
-			// does not report a refusal: send its subscriptions/listen
-			// request by hand.
-			subscribe := func(uri string) error { return listen(t, url, uri) }
-			if version < "2026-07-28" {
-				cs := mcptest.ConnectHTTP(t, url, "", version, nil)
-				subscribe = func(uri string) error {
-					return cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri})
-				}
-			}
+			// does not report a refusal: mcptest.SubscribeHTTP sends its
+			// subscriptions/listen request itself.
+			subscribe := func(uri string) error { return mcptest.SubscribeHTTP(t, url, "", version, uri) }
 			for _, uri := range accepted {
 				require.NoError(t, subscribe(uri), uri)
 			}
@@ -185,62 +174,14 @@ func TestSubscribeOnlyWhatExists(t *testing.T) {
 	}
 }
 
-// invalidParams checks that err is a JSON-RPC -32602 error, and returns it.
-func invalidParams(t *testing.T, err error, uri string) *jsonrpc.Error {
+// invalidParams checks that err, of what, is a JSON-RPC -32602 error, and
+// returns it.
+func invalidParams(t *testing.T, err error, what string) *jsonrpc.Error {
 	t.Helper()
 	var jerr *jsonrpc.Error
-	require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", uri, err)
-	require.Equal(t, int64(jsonrpc.CodeInvalidParams), jerr.Code, uri)
+	require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", what, err)
+	require.Equal(t, int64(jsonrpc.CodeInvalidParams), jerr.Code, what)
 	return jerr
-}
-
-// listen sends the subscriptions/listen request of a 2026-07-28 client
-// subscribing to uri, and returns the server's error, or nil once the
-// server has acknowledged the subscription; the stream is then closed.
-func listen(t *testing.T, url, uri string) error {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": map[string]any{
-		"_meta": map[string]any{
-			mcp.MetaKeyProtocolVersion:    "2026-07-28",
-			mcp.MetaKeyClientInfo:         map[string]string{"name": "filesystem-test", "version": "v0"},
-			mcp.MetaKeyClientCapabilities: map[string]any{},
-		},
-		"notifications": map[string]any{"resourceSubscriptions": []string{uri}},
-	}})
-	require.NoError(t, err)
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "subscriptions/listen")
-	resp, err := mcptest.HTTPClient(t, "").Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-
-	// The answer is one JSON-RPC message, the error, or an event stream
-	// whose first message acknowledges the subscription.
-	var msg struct {
-		Method string
-		Error  *jsonrpc.Error
-	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
-				require.NoError(t, json.Unmarshal([]byte(data), &msg))
-				break
-			}
-		}
-		require.NoError(t, sc.Err())
-	} else {
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&msg), "HTTP %s", resp.Status)
-	}
-	if msg.Error != nil {
-		return msg.Error
-	}
-	require.Equal(t, "notifications/subscriptions/acknowledged", msg.Method)
-	return nil
 }
 
 // TestCursorsAcrossRestart begins a list walk with a client of each
@@ -263,7 +204,7 @@ func TestCursorsAcrossRestart(t *testing.T) {
 	const warn = `level=WARN msg="no cursor keys given: list cursors use a random key, and will not survive a restart or reach another replica"`
 	type server struct {
 		args []string
-		env  []string
+		key  string // in $MCPRES_CURSOR_KEYS
 		log  string // a line the server logs at start-up
 	}
 	for _, tc := range []struct {
@@ -273,16 +214,22 @@ func TestCursorsAcrossRestart(t *testing.T) {
 	}{
 		{"file", server{args: []string{"-cursor-keys", oldFile}, log: `msg="cursor keys loaded" from="file ` + oldFile + ` (1 key)"`},
 			server{args: []string{"-cursor-keys", oldFile}, log: `from="file ` + oldFile + ` (1 key)"`}, true},
-		{"env", server{env: []string{cursor.KeysEnv + "=" + oldKey}, log: `msg="cursor keys loaded" from="$MCPRES_CURSOR_KEYS (1 key)"`},
-			server{env: []string{cursor.KeysEnv + "=" + oldKey}, log: `from="$MCPRES_CURSOR_KEYS (1 key)"`}, true},
+		{"env", server{key: oldKey, log: `msg="cursor keys loaded" from="$MCPRES_CURSOR_KEYS (1 key)"`},
+			server{key: oldKey, log: `from="$MCPRES_CURSOR_KEYS (1 key)"`}, true},
 		{"rotated", server{args: []string{"-cursor-keys", oldFile}, log: `from="file ` + oldFile + ` (1 key)"`},
 			server{args: []string{"-cursor-keys", rotated}, log: `from="file ` + rotated + ` (2 keys)"`}, true},
 		{"none", server{log: warn}, server{log: warn}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// start starts the server s, waits until it has logged the URL
+			// it serves (its last line at start-up), checks its log, and
+			// returns that URL.
 			start := func(t *testing.T, s server) string {
-				url, stderr := startLogged(t, s.env, append(append([]string{"-root", f.root}, serverArgs...), s.args...)...)
-				logs := stderr.String()
+				t.Setenv(cursor.KeysEnv, s.key)
+				srv := startHTTP(t, f.root, s.args...)
+				url := srv.URL(httpPath)
+				require.Eventually(t, func() bool { return strings.Contains(srv.Stderr.String(), "url="+url) }, 10*time.Second, 10*time.Millisecond, "server not serving %s", url)
+				logs := srv.Stderr.String()
 				require.Contains(t, logs, s.log)
 				require.NotContains(t, logs, oldKey, "keys are never logged")
 				require.NotContains(t, logs, newKey, "keys are never logged")
@@ -306,10 +253,7 @@ func TestCursorsAcrossRestart(t *testing.T) {
 				cs := mcptest.ConnectHTTP(t, url, "", version, nil)
 				res, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: cursors[version]})
 				if !tc.resumes {
-					var jerr *jsonrpc.Error
-					require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", version, err)
-					require.Equal(t, int64(jsonrpc.CodeInvalidParams), jerr.Code, version)
-					require.Contains(t, jerr.Message, "invalid cursor", version)
+					require.Contains(t, invalidParams(t, err, version).Message, "invalid cursor", version)
 					continue
 				}
 				require.NoError(t, err, version)
@@ -327,16 +271,15 @@ func TestBadCursorKeys(t *testing.T) {
 	require.NoError(t, os.WriteFile(short, []byte(base64.StdEncoding.EncodeToString([]byte("too short"))+"\n"), 0o600))
 	for _, tc := range []struct {
 		args []string
-		env  []string
+		key  string // in $MCPRES_CURSOR_KEYS
 		want string
 	}{
-		{[]string{"-cursor-keys", filepath.Join(dir, "missing")}, nil, "reading keys"},
-		{[]string{"-cursor-keys", short}, nil, "fewer than 16"},
-		{nil, []string{cursor.KeysEnv + "=not base64!"}, "$MCPRES_CURSOR_KEYS"},
+		{[]string{"-cursor-keys", filepath.Join(dir, "missing")}, "", "reading keys"},
+		{[]string{"-cursor-keys", short}, "", "fewer than 16"},
+		{nil, "not base64!", "$MCPRES_CURSOR_KEYS"},
 	} {
-		cmd := exec.Command(binPath, append([]string{"-root", dir}, tc.args...)...)
-		cmd.Env = serverEnv(tc.env)
-		out, err := cmd.CombinedOutput()
+		t.Setenv(cursor.KeysEnv, tc.key)
+		out, err := exec.Command(binPath, append([]string{"-root", dir}, tc.args...)...).CombinedOutput()
 		var exit *exec.ExitError
 		require.True(t, errors.As(err, &exit), "%v: want exit status 1, got %v\n%s", tc.args, err, out)
 		require.Equal(t, 1, exit.ExitCode(), "%s", out)
@@ -360,66 +303,4 @@ func resourceURIs(rs []*mcp.Resource) []string {
 		out = append(out, r.URI)
 	}
 	return out
-}
-
-// serverEnv is the environment of a server process: the test's, without
-// any cursor keys, and env.
-func serverEnv(env []string) []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, cursor.KeysEnv+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, env...)
-}
-
-// startLogged is mcptest.StartHTTP for a test that reads the server's
-// log: it starts the binary with args and -http on a free loopback
-// address, in the environment serverEnv(env), waits until it logs the URL
-// it serves, and returns that URL and the server's stderr. When t ends it
-// interrupts the server and checks that it exits cleanly.
-func startLogged(t *testing.T, env []string, args ...string) (string, *mcptest.Buffer) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	url := "http://" + addr + httpPath
-
-	cmd := exec.Command(binPath, append(args, "-http", addr)...)
-	cmd.Env = serverEnv(env)
-	stderr := mcptest.Stderr(t, cmd)
-	require.NoError(t, cmd.Start())
-	var waitErr error
-	exited := make(chan struct{}) // closed when the server has exited
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt) // an error means it has exited
-		select {
-		case <-exited:
-			require.NoError(t, waitErr, "server exit")
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Error("server did not stop on interrupt; killed it")
-		}
-	})
-
-	deadline := time.After(10 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !strings.Contains(stderr.String(), "url="+url) {
-		select {
-		case <-exited:
-			t.Fatalf("server exited before serving: %v\n%s", waitErr, stderr)
-		case <-deadline:
-			t.Fatalf("server not serving %s within 10s\n%s", url, stderr)
-		case <-tick.C:
-		}
-	}
-	return url, stderr
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -117,7 +116,10 @@ func TestAuthHTTP(t *testing.T) {
 				} else {
 					// go-sdk's client subscribes with a subscriptions/listen
 					// it sends in the background, whose errors it does not
-					// return: send the listen ourselves.
+					// return: mcptest.SubscribeHTTP sends the listen itself.
+					checkRefused(t, func(uri string) *jsonrpc.Error {
+						return rpcError(t, mcptest.SubscribeHTTP(t, url, bobToken, version, uri), uri)
+					}, deniedOrMissing...)
 					checkListen(t, url, bobToken)
 				}
 				checkNotified(t, bob, bobNotes)
@@ -283,23 +285,23 @@ var deniedOrMissing = []string{
 }
 
 // checkListen checks, on protocol 2026-07-28, that a subscriptions/listen
-// presenting token for any of deniedOrMissing is refused as one for a URI
-// no template matches (the same HTTP status and JSON-RPC error), and that
-// one for bob's own document is acknowledged.
+// presenting token for any of deniedOrMissing is answered with the same
+// HTTP status as one for a URI no template matches, and that one for bob's
+// own document is acknowledged, with HTTP 200 and an acknowledgment that
+// names it. (checkRefused checks the JSON-RPC errors.)
 func checkListen(t *testing.T, url, token string) {
-	missingStatus, err := listen(t, url, token, noTemplateURI)
-	missing := rpcError(t, err, noTemplateURI)
-	require.Equal(t, int64(jsonrpc.CodeInvalidParams), missing.Code)
-	require.Contains(t, missing.Message, "no such resource")
+	missingStatus, _ := listen(t, url, token, noTemplateURI)
 	for _, uri := range deniedOrMissing {
-		status, err := listen(t, url, token, uri)
+		status, _ := listen(t, url, token, uri)
 		require.Equal(t, missingStatus, status, "HTTP status for %s", uri)
-		requireSameError(t, missing, noTemplateURI, rpcError(t, err, uri), uri)
 	}
 
-	status, err := listen(t, url, token, documentURI("product", "roadmap"))
-	require.NoError(t, err)
+	roadmap := documentURI("product", "roadmap")
+	require.NoError(t, mcptest.SubscribeHTTP(t, url, token, "2026-07-28", roadmap))
+	status, ack := listen(t, url, token, roadmap)
 	require.Equal(t, http.StatusOK, status)
+	require.NotNil(t, ack, "an acknowledgment")
+	require.Equal(t, []string{roadmap}, ack.Notifications.ResourceSubscriptions)
 }
 
 // checkNotified checks that bob, whose notifications n records, is told of
@@ -323,10 +325,13 @@ func checkNotified(t *testing.T, bob *mcp.ClientSession, n *mcptest.Notification
 }
 
 // listen POSTs a 2026-07-28 subscriptions/listen for uri presenting token,
-// as go-sdk's client does, and returns the HTTP status and the JSON-RPC
-// error the server answers with, or nil if it acknowledges the
-// subscription. It then hangs up, which ends the listen.
-func listen(t *testing.T, url, token, uri string) (int, error) {
+// as go-sdk's client does, and returns the HTTP status of the answer and,
+// if it is an event stream that begins with the acknowledgment of the
+// subscription, the acknowledgment's params. It then hangs up, which ends
+// the listen. It is a raw request because mcptest.SubscribeHTTP returns
+// only the JSON-RPC answer, and checkListen checks the HTTP status and
+// what the acknowledgment names.
+func listen(t *testing.T, url, token, uri string) (int, *mcp.SubscriptionsAcknowledgedParams) {
 	t.Helper()
 	const version = "2026-07-28"
 	body, err := json.Marshal(map[string]any{
@@ -353,45 +358,25 @@ func listen(t *testing.T, url, token, uri string) (int, error) {
 	require.NoError(t, err)
 	defer resp.Body.Close()
 
-	switch msg := firstMessage(t, resp).(type) {
-	case *jsonrpc.Response:
-		require.Error(t, msg.Error, "a listen is answered only when it fails or ends")
-		return resp.StatusCode, msg.Error
-	case *jsonrpc.Request:
-		require.Equal(t, "notifications/subscriptions/acknowledged", msg.Method)
-		var params mcp.SubscriptionsAcknowledgedParams
-		require.NoError(t, json.Unmarshal(msg.Params, &params))
-		require.Equal(t, []string{uri}, params.Notifications.ResourceSubscriptions)
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return resp.StatusCode, nil
-	default:
-		t.Fatalf("unexpected message %T", msg)
-		return 0, nil
 	}
-}
-
-// firstMessage returns the first JSON-RPC message of a response: its body,
-// or the first event of an event stream.
-func firstMessage(t *testing.T, resp *http.Response) jsonrpc.Message {
-	t.Helper()
-	var data []byte
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
-				data = []byte(strings.TrimSpace(d))
-				break
-			}
+	var first struct {
+		Method string
+		Params mcp.SubscriptionsAcknowledgedParams
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
+			require.NoError(t, json.Unmarshal([]byte(data), &first), "%s", data)
+			break
 		}
-		require.NoError(t, sc.Err())
-	} else {
-		var err error
-		data, err = io.ReadAll(resp.Body)
-		require.NoError(t, err)
 	}
-	require.NotEmpty(t, data, "no message")
-	msg, err := jsonrpc.DecodeMessage(data)
-	require.NoError(t, err, "%s", data)
-	return msg
+	require.NoError(t, sc.Err())
+	if first.Method != "notifications/subscriptions/acknowledged" {
+		return resp.StatusCode, nil
+	}
+	return resp.StatusCode, &first.Params
 }
 
 // checkTools checks that the editing tools refuse collections outside the

@@ -5,10 +5,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,52 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
-
-// startHTTP starts the binary with args and -http on a free loopback
-// address, as mcptest.StartHTTP does, and returns the address and the
-// server's stderr, to which it is still writing. When t ends it interrupts
-// the server and fails t unless the server exits cleanly.
-func startHTTP(t *testing.T, args ...string) (addr string, stderr *mcptest.Buffer) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr = ln.Addr().String()
-	require.NoError(t, ln.Close())
-
-	cmd := exec.Command(binPath, append(args, "-http", addr)...)
-	stderr = mcptest.Stderr(t, cmd)
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		require.NoError(t, cmd.Process.Signal(os.Interrupt))
-		select {
-		case err := <-exited:
-			require.NoError(t, err, "server exit")
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Error("the server did not stop within 10s of an interrupt; killed it")
-		}
-	})
-
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		conn, err := net.Dial("tcp", addr)
-		if err == nil {
-			conn.Close()
-			return addr, stderr
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("the server exited before it listened: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server does not listen on %s after 10s", addr)
-		}
-	}
-}
 
 // newKey returns a new cursor key, as `head -c 32 /dev/urandom | base64`
 // makes one.
@@ -119,15 +73,18 @@ func TestCursorKeys(t *testing.T) {
 	t.Setenv(cursor.KeysEnv, "") // no keys from the environment unless a step sets it
 
 	const version = "2025-11-25"
-	// start starts the server with args, checks that its stderr holds
-	// wantLog and none of the keys, and connects to it.
+	// start starts the server with args, waits until it has logged the
+	// URL it serves (its last line at start-up), checks that its stderr
+	// holds wantLog and none of the keys, and connects to it.
 	start := func(t *testing.T, wantLog string, args ...string) *mcp.ClientSession {
 		t.Helper()
-		addr, stderr := startHTTP(t, append(args, "-db", db, "-page-size", fmt.Sprint(pageSize))...)
-		require.Contains(t, stderr.String(), wantLog)
-		require.NotContains(t, stderr.String(), oldKey)
-		require.NotContains(t, stderr.String(), newKey)
-		return connectAs(t, "http://"+addr+mcpPath, "", version, nil)
+		s := mcptest.StartServer(t, binPath, append(args, "-db", db, "-page-size", fmt.Sprint(pageSize))...)
+		serving := `msg="serving MCP over streamable HTTP" url=` + s.URL(mcpPath) + "\n"
+		require.Eventually(t, func() bool { return strings.Contains(s.Stderr.String(), serving) }, 10*time.Second, 10*time.Millisecond, "no %q in the log", serving)
+		require.Contains(t, s.Stderr.String(), wantLog)
+		require.NotContains(t, s.Stderr.String(), oldKey)
+		require.NotContains(t, s.Stderr.String(), newKey)
+		return connectAs(t, s.URL(mcpPath), "", version, nil)
 	}
 
 	// The whole list, and the first page of a walk with the cursor after

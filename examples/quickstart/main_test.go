@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -251,9 +249,9 @@ func TestCursorKeysAcrossRestart(t *testing.T) {
 			var first [][]*mcp.Resource
 			var cursors []string
 			t.Run("before", func(t *testing.T) {
-				url, stderr := startHTTP(t, args...)
+				s := mcptest.StartServer(t, binPath, args...)
 				for _, version := range mcptest.Versions {
-					cs := mcptest.ConnectHTTP(t, url, "", version, nil)
+					cs := mcptest.ConnectHTTP(t, s.URL("/mcp"), "", version, nil)
 					page, err := cs.ListResources(t.Context(), nil)
 					require.NoError(t, err, version)
 					require.Len(t, page.Resources, 2, version)
@@ -261,14 +259,14 @@ func TestCursorKeysAcrossRestart(t *testing.T) {
 					first = append(first, page.Resources)
 					cursors = append(cursors, page.NextCursor)
 				}
-				checkStartupLog(t, stderr, tc.log, key)
+				checkStartupLog(t, s, tc.log, key)
 			})
 
 			// The rest, from the next server.
 			t.Run("after", func(t *testing.T) {
-				url, stderr := startHTTP(t, args...)
+				s := mcptest.StartServer(t, binPath, args...)
 				for i, version := range mcptest.Versions {
-					cs := mcptest.ConnectHTTP(t, url, "", version, nil)
+					cs := mcptest.ConnectHTTP(t, s.URL("/mcp"), "", version, nil)
 					all, _ := mcptest.ListAll(t, cs)
 					page, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: cursors[i]})
 					if !tc.resumes {
@@ -286,7 +284,7 @@ func TestCursorKeysAcrossRestart(t *testing.T) {
 					}
 					require.Equal(t, uris(all), uris(walk), "%s: the walk across the restart", version)
 				}
-				checkStartupLog(t, stderr, tc.log, key)
+				checkStartupLog(t, s, tc.log, key)
 			})
 		})
 	}
@@ -329,11 +327,15 @@ func uris(resources []*mcp.Resource) []string {
 	return out
 }
 
-// checkStartupLog checks that stderr holds one line about cursors, that it
-// holds each of want, and that it does not reveal key.
-func checkStartupLog(t *testing.T, stderr *mcptest.Buffer, want []string, key string) {
+// checkStartupLog checks the log of s once it holds the line giving the
+// URL s serves MCP on, the last it logs at start-up: that it holds one line
+// about cursors, that the line holds each of want, and that the log does
+// not reveal key.
+func checkStartupLog(t *testing.T, s *mcptest.Server, want []string, key string) {
 	t.Helper()
-	out := stderr.String()
+	serving := `msg="serving MCP over streamable HTTP" url=` + s.URL("/mcp") + "\n"
+	require.Eventually(t, func() bool { return strings.Contains(s.Stderr.String(), serving) }, 10*time.Second, 10*time.Millisecond, "no %q in the log", serving)
+	out := s.Stderr.String()
 	var lines []string
 	for line := range strings.Lines(out) {
 		if strings.Contains(line, "cursor") {
@@ -345,54 +347,4 @@ func checkStartupLog(t *testing.T, stderr *mcptest.Buffer, want []string, key st
 		require.Contains(t, lines[0], w)
 	}
 	require.NotContains(t, out, key)
-}
-
-// urlLine is the line the server logs when it listens, as
-// scripts/conformance.sh reads it from examples/conformance.
-var urlLine = regexp.MustCompile(`msg="serving MCP over streamable HTTP" url=(http:\S*)`)
-
-// startHTTP starts the server with args on a port the system picks, and
-// returns the URL it logs and its stderr. When t ends it interrupts the
-// server, which must exit cleanly.
-func startHTTP(t *testing.T, args ...string) (string, *mcptest.Buffer) {
-	t.Helper()
-	cmd := exec.Command(binPath, append(args, "-http", "127.0.0.1:0")...)
-	stderr := mcptest.Stderr(t, cmd)
-	require.NoError(t, cmd.Start())
-	var waitErr error
-	exited := make(chan struct{}) // closed when the server has exited
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		if err := cmd.Process.Signal(os.Interrupt); err != nil {
-			cmd.Process.Kill()
-		}
-		select {
-		case <-exited:
-			require.NoError(t, waitErr, "server exit")
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Error("server did not stop on interrupt; killed it")
-		}
-	})
-	deadline := time.After(10 * time.Second)
-	for {
-		sc := bufio.NewScanner(strings.NewReader(stderr.String()))
-		for sc.Scan() {
-			if m := urlLine.FindStringSubmatch(sc.Text()); m != nil {
-				require.True(t, strings.HasSuffix(m[1], "/mcp"), "url %s", m[1])
-				return m[1], stderr
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("server exited before it listened: %v", waitErr)
-		case <-deadline:
-			t.Fatal("server did not log its URL within 10s")
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
 }

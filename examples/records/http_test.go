@@ -3,15 +3,12 @@ package main
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -106,97 +103,6 @@ func TestHTTP(t *testing.T) {
 	}
 }
 
-// An httpServer is the server binary serving streamable HTTP, started by
-// startHTTP.
-type httpServer struct {
-	url    string // of the MCP endpoint, http://127.0.0.1:PORT/mcp
-	stderr *mcptest.Buffer
-	// stop interrupts the server and fails the test unless it then exits
-	// cleanly; it is called when the test ends, if not before.
-	stop func()
-}
-
-// urlLine is the start-up log line that gives the MCP endpoint's URL.
-var urlLine = regexp.MustCompile(`msg="serving MCP over streamable HTTP" url=(http://\S+/mcp)\n`)
-
-// A urlWatcher receives a server's stderr, and sends the URL of urlLine
-// on found once it has been written.
-type urlWatcher struct {
-	mu    sync.Mutex
-	text  []byte
-	found chan string // buffered; receives one URL
-	sent  bool
-}
-
-func (w *urlWatcher) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.sent {
-		w.text = append(w.text, p...)
-		if m := urlLine.FindSubmatch(w.text); m != nil {
-			w.found <- string(m[1])
-			w.sent = true
-		}
-	}
-	return len(p), nil
-}
-
-// startHTTP starts the server binary with args and the environment env,
-// serving streamable HTTP on a free loopback port, and returns once it
-// has logged the URL it serves. Unlike mcptest.StartHTTP it gives the
-// server's stderr to the test, and lets it stop the server before it ends.
-func startHTTP(t *testing.T, env []string, args ...string) *httpServer {
-	t.Helper()
-	cmd := exec.Command(binPath, append(append([]string(nil), args...), "-http", "127.0.0.1:0")...)
-	cmd.Env = env
-	s := &httpServer{stderr: mcptest.Stderr(t, cmd)}
-	w := &urlWatcher{found: make(chan string, 1)}
-	cmd.Stderr = io.MultiWriter(s.stderr, w)
-	require.NoError(t, cmd.Start())
-	var waitErr error
-	exited := make(chan struct{}) // closed when the server has exited
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	var once sync.Once
-	s.stop = func() {
-		once.Do(func() {
-			if err := cmd.Process.Signal(os.Interrupt); err != nil {
-				cmd.Process.Kill()
-			}
-			select {
-			case <-exited:
-				require.NoError(t, waitErr, "server exit")
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				<-exited
-				t.Error("server did not stop on interrupt; killed it")
-			}
-		})
-	}
-	t.Cleanup(s.stop)
-	select {
-	case s.url = <-w.found:
-	case <-exited:
-		t.Fatalf("server exited before serving:\n%s", s.stderr)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("server did not log its URL within 30s:\n%s", s.stderr)
-	}
-	return s
-}
-
-// environ returns the test's environment without the variable name.
-func environ(name string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, name+"=") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // newKey returns a new random cursor key, as the README says to make one:
 // head -c 32 /dev/urandom | base64.
 func newKey() string {
@@ -260,11 +166,15 @@ func requireRefused(t *testing.T, url, cursor string) {
 	require.Equal(t, "invalid cursor", jerr.Message)
 }
 
-// requireKeysFrom checks the server's one start-up line about cursor keys:
-// at Info level, naming where they came from and none of key material.
-func requireKeysFrom(t *testing.T, s *httpServer, from string, keys ...string) {
+// requireKeysFrom checks the start-up log of s once it holds the line
+// giving the URL s serves MCP on, the last it logs at start-up: its one
+// line about cursor keys is at Info level, naming where they came from and
+// none of key material.
+func requireKeysFrom(t *testing.T, s *mcptest.Server, from string, keys ...string) {
 	t.Helper()
-	log := s.stderr.String()
+	serving := `msg="serving MCP over streamable HTTP" url=` + s.URL(mcpPath) + "\n"
+	require.Eventually(t, func() bool { return strings.Contains(s.Stderr.String(), serving) }, 10*time.Second, 10*time.Millisecond, "no %q in the log", serving)
+	log := s.Stderr.String()
 	require.Regexp(t, `level=INFO msg="list cursors use the given keys" from="`+regexp.QuoteMeta(from)+` \(\d+ keys?\)"`, log)
 	require.NotContains(t, log, "level=WARN")
 	for _, k := range keys {
@@ -277,8 +187,8 @@ func requireKeysFrom(t *testing.T, s *httpServer, from string, keys ...string) {
 // after it when the server has the same cursor keys, from -cursor-keys or
 // $MCPRES_CURSOR_KEYS, through a key rotation, and is refused otherwise.
 func TestCursorKeys(t *testing.T) {
+	t.Setenv(cursor.KeysEnv, "") // no keys from the environment unless a step sets them
 	dir := t.TempDir()
-	env := environ(cursor.KeysEnv)
 	args := []string{"-db", filepath.Join(dir, "records.db"), "-page-size", strconv.Itoa(testPageSize)}
 	keyFile := filepath.Join(dir, "cursor-keys")
 	writeKeys := func(keys ...string) {
@@ -291,68 +201,69 @@ func TestCursorKeys(t *testing.T) {
 	t.Run("file", func(t *testing.T) {
 		key := newKey()
 		writeKeys(key)
-		s := startHTTP(t, env, withFile...)
+		s := mcptest.StartServer(t, binPath, withFile...)
 		requireKeysFrom(t, s, "file "+keyFile, key)
-		first, second := twoPages(t, s.url)
-		s.stop()
+		first, second := twoPages(t, s.URL(mcpPath))
+		s.Stop()
 
-		s = startHTTP(t, env, withFile...)
+		s = mcptest.StartServer(t, binPath, withFile...)
 		requireKeysFrom(t, s, "file "+keyFile, key)
-		requireContinues(t, s.url, first.NextCursor, second)
+		requireContinues(t, s.URL(mcpPath), first.NextCursor, second)
 	})
 
 	t.Run("environment", func(t *testing.T) {
 		key := newKey()
-		withKey := append(env[:len(env):len(env)], cursor.KeysEnv+"="+key)
-		s := startHTTP(t, withKey, args...)
+		t.Setenv(cursor.KeysEnv, key)
+		s := mcptest.StartServer(t, binPath, args...)
 		requireKeysFrom(t, s, "$"+cursor.KeysEnv, key)
-		first, second := twoPages(t, s.url)
-		s.stop()
+		first, second := twoPages(t, s.URL(mcpPath))
+		s.Stop()
 
-		s = startHTTP(t, withKey, args...)
+		s = mcptest.StartServer(t, binPath, args...)
 		requireKeysFrom(t, s, "$"+cursor.KeysEnv, key)
-		requireContinues(t, s.url, first.NextCursor, second)
-		s.stop()
+		requireContinues(t, s.URL(mcpPath), first.NextCursor, second)
+		s.Stop()
 
 		// Another key refuses the cursor.
-		s = startHTTP(t, append(env[:len(env):len(env)], cursor.KeysEnv+"="+newKey()), args...)
-		requireRefused(t, s.url, first.NextCursor)
+		t.Setenv(cursor.KeysEnv, newKey())
+		s = mcptest.StartServer(t, binPath, args...)
+		requireRefused(t, s.URL(mcpPath), first.NextCursor)
 	})
 
 	t.Run("rotation", func(t *testing.T) {
 		older, newer := newKey(), newKey()
 		writeKeys(older)
-		s := startHTTP(t, env, withFile...)
-		oldFirst, oldSecond := twoPages(t, s.url)
-		s.stop()
+		s := mcptest.StartServer(t, binPath, withFile...)
+		oldFirst, oldSecond := twoPages(t, s.URL(mcpPath))
+		s.Stop()
 
 		// The new key first, the old one after it: the old cursors still
 		// work, and new ones are made with the new key.
 		writeKeys(newer, older)
-		s = startHTTP(t, env, withFile...)
+		s = mcptest.StartServer(t, binPath, withFile...)
 		requireKeysFrom(t, s, "file "+keyFile, older, newer)
-		requireContinues(t, s.url, oldFirst.NextCursor, oldSecond)
-		newFirst, newSecond := twoPages(t, s.url)
-		s.stop()
+		requireContinues(t, s.URL(mcpPath), oldFirst.NextCursor, oldSecond)
+		newFirst, newSecond := twoPages(t, s.URL(mcpPath))
+		s.Stop()
 
 		// The old key dropped: its cursors are refused, the new ones work.
 		writeKeys(newer)
-		s = startHTTP(t, env, withFile...)
-		requireRefused(t, s.url, oldFirst.NextCursor)
-		requireContinues(t, s.url, newFirst.NextCursor, newSecond)
+		s = mcptest.StartServer(t, binPath, withFile...)
+		requireRefused(t, s.URL(mcpPath), oldFirst.NextCursor)
+		requireContinues(t, s.URL(mcpPath), newFirst.NextCursor, newSecond)
 	})
 
 	t.Run("none", func(t *testing.T) {
-		s := startHTTP(t, env, args...)
-		first, _ := twoPages(t, s.url) // good for as long as the process runs
-		s.stop()
-		warnings := regexp.MustCompile(`(?m)^.*level=WARN.*$`).FindAllString(s.stderr.String(), -1)
-		require.Len(t, warnings, 1, "one warning:\n%s", s.stderr)
+		s := mcptest.StartServer(t, binPath, args...)
+		first, _ := twoPages(t, s.URL(mcpPath)) // good for as long as the process runs
+		s.Stop()
+		warnings := regexp.MustCompile(`(?m)^.*level=WARN.*$`).FindAllString(s.Stderr.String(), -1)
+		require.Len(t, warnings, 1, "one warning:\n%s", s.Stderr)
 		require.Contains(t, warnings[0], `msg="no cursor keys given: list cursors use a random key`)
 		require.Contains(t, warnings[0], "-cursor-keys FILE")
 		require.Contains(t, warnings[0], cursor.KeysEnv)
 
-		s = startHTTP(t, env, args...)
-		requireRefused(t, s.url, first.NextCursor)
+		s = mcptest.StartServer(t, binPath, args...)
+		requireRefused(t, s.URL(mcpPath), first.NextCursor)
 	})
 }
