@@ -43,6 +43,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -400,4 +402,65 @@ func ListAll(t testing.TB, cs *mcp.ClientSession) (resources []*mcp.Resource, pa
 		resources = append(resources, page...)
 	}
 	return resources, len(all)
+}
+
+// WaitLog waits until the server's stderr holds substr, for at most ten
+// seconds, and returns all it has written so far; it fails the test if
+// substr does not come. A server logs on its own time: StartServer returns
+// once the server accepts connections, which may be before its start-up
+// lines are written.
+func (s *Server) WaitLog(substr string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out := s.Stderr.String()
+		if strings.Contains(out, substr) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("mcptest: no %q in the server's log within 10s:\n%s", substr, out)
+		}
+		select {
+		case <-s.exited:
+			s.t.Fatalf("mcptest: the server exited without logging %q:\n%s", substr, s.Stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// ContinueWalk goes on with a resources/list walk on cs from first, a page
+// a client was given before, by this server or by another (a replica, or
+// the same server before a restart): it asks cs for the page after
+// first.NextCursor and returns the server's error if it refuses the
+// cursor. If it accepts it, ContinueWalk follows the walk to its end and
+// checks that first's resources and the rest, in order, are what a walk
+// from the start lists on cs: nothing skipped, nothing twice. It fails t
+// if first is the last page, if a later page fails, or if the walks
+// differ.
+func ContinueWalk(t testing.TB, cs *mcp.ClientSession, first *mcp.ListResourcesResult) error {
+	t.Helper()
+	require.NotEmpty(t, first.NextCursor, "mcptest.ContinueWalk: the first page is the last")
+	page, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: first.NextCursor})
+	if err != nil {
+		return err
+	}
+	walk := append(slices.Clone(first.Resources), page.Resources...)
+	for n := 0; page.NextCursor != ""; n++ {
+		require.Less(t, n, maxPages, "mcptest.ContinueWalk: more than %d pages", maxPages)
+		page, err = cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: page.NextCursor})
+		require.NoError(t, err, "mcptest.ContinueWalk: a later page")
+		walk = append(walk, page.Resources...)
+	}
+	all, _ := ListAll(t, cs)
+	require.Equal(t, uris(all), uris(walk), "mcptest.ContinueWalk: the walk that went on differs from one from the start")
+	return nil
+}
+
+// uris returns the URIs of resources, in order.
+func uris(resources []*mcp.Resource) []string {
+	out := make([]string, len(resources))
+	for i, r := range resources {
+		out[i] = r.URI
+	}
+	return out
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -33,6 +35,37 @@ func TestQuickstart(t *testing.T) {
 	t.Run("StartHTTP", func(t *testing.T) { testStartHTTP(t, bin) })
 	t.Run("StartServer", func(t *testing.T) { testStartServer(t, bin) })
 	t.Run("SubscribeHTTP", func(t *testing.T) { testSubscribeHTTP(t, bin) })
+	t.Run("ContinueWalk", func(t *testing.T) { testContinueWalk(t, bin) })
+}
+
+// A walk goes on across a restart when the server keeps its cursor keys,
+// and is refused when it makes a new random one.
+func testContinueWalk(t *testing.T, bin string) {
+	keys := filepath.Join(t.TempDir(), "keys")
+	require.NoError(t, os.WriteFile(keys, []byte("bWNwdGVzdCBjb250aW51ZXMgYSB3YWxrIGFjcm9zcyByZXN0YXJ0cw==\n"), 0o600))
+	for _, tc := range []struct {
+		args    []string
+		resumes bool
+	}{
+		{[]string{"-page-size", "2", "-tick", "1h", "-cursor-keys", keys}, true},
+		{[]string{"-page-size", "2", "-tick", "1h"}, false},
+	} {
+		s := mcptest.StartServer(t, bin, tc.args...)
+		log := s.WaitLog("serving MCP over streamable HTTP")
+		require.Contains(t, log, "cursor")
+		first, err := mcptest.ConnectHTTP(t, s.URL("/mcp"), "", "2026-07-28", nil).ListResources(t.Context(), nil)
+		require.NoError(t, err)
+		s.Stop()
+		s = mcptest.StartServer(t, bin, tc.args...)
+		err = mcptest.ContinueWalk(t, mcptest.ConnectHTTP(t, s.URL("/mcp"), "", "2026-07-28", nil), first)
+		if tc.resumes {
+			require.NoError(t, err)
+			continue
+		}
+		var jerr *jsonrpc.Error
+		require.ErrorAs(t, err, &jerr)
+		require.Equal(t, "invalid cursor", jerr.Message)
+	}
 }
 
 func TestBuffer(t *testing.T) {
