@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/mcptest"
@@ -228,14 +227,13 @@ func TestCursorsAcrossRestart(t *testing.T) {
 				t.Setenv(cursor.KeysEnv, s.key)
 				srv := startHTTP(t, f.root, s.args...)
 				url := srv.URL(httpPath)
-				require.Eventually(t, func() bool { return strings.Contains(srv.Stderr.String(), "url="+url) }, 10*time.Second, 10*time.Millisecond, "server not serving %s", url)
-				logs := srv.Stderr.String()
+				logs := srv.WaitLog("url=" + url)
 				require.Contains(t, logs, s.log)
 				require.NotContains(t, logs, oldKey, "keys are never logged")
 				require.NotContains(t, logs, newKey, "keys are never logged")
 				return url
 			}
-			cursors := map[string]string{}
+			first := map[string]*mcp.ListResourcesResult{}
 			require.True(t, t.Run("before", func(t *testing.T) {
 				url := start(t, tc.before)
 				for _, version := range mcptest.Versions {
@@ -244,20 +242,23 @@ func TestCursorsAcrossRestart(t *testing.T) {
 					require.NoError(t, err, version)
 					require.Equal(t, want[:7], resourceURIs(res.Resources), version)
 					require.NotEmpty(t, res.NextCursor, version)
-					cursors[version] = res.NextCursor
+					first[version] = res
 				}
 			}))
-			// The first server has stopped: a new process goes on.
+			// The first server has stopped: a new process goes on with
+			// each walk, and lists what a walk from the start does.
 			url := start(t, tc.after)
 			for _, version := range mcptest.Versions {
-				cs := mcptest.ConnectHTTP(t, url, "", version, nil)
-				res, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: cursors[version]})
-				if !tc.resumes {
-					require.Contains(t, invalidParams(t, err, version).Message, "invalid cursor", version)
-					continue
-				}
-				require.NoError(t, err, version)
-				require.Equal(t, want[7:14], resourceURIs(res.Resources), version)
+				t.Run(version, func(t *testing.T) {
+					cs := mcptest.ConnectHTTP(t, url, "", version, nil)
+					err := mcptest.ContinueWalk(t, cs, first[version])
+					if !tc.resumes {
+						require.Contains(t, invalidParams(t, err, "the cursor from before").Message, "invalid cursor")
+						return
+					}
+					require.NoError(t, err)
+					require.Equal(t, want, listedURIs(t, cs))
+				})
 			}
 		})
 	}

@@ -8,9 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/mcptest"
@@ -38,26 +36,6 @@ func writeKeys(t *testing.T, name, text string) string {
 	return path
 }
 
-// walk lists resources/list through cs from cursor (the first page if "")
-// to its last page, and returns the URIs listed, in order.
-func walk(t *testing.T, cs *mcp.ClientSession, cursor string) []string {
-	t.Helper()
-	var uris []string
-	for range 100 {
-		res, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: cursor})
-		require.NoError(t, err)
-		for _, r := range res.Resources {
-			uris = append(uris, r.URI)
-		}
-		if res.NextCursor == "" {
-			return uris
-		}
-		cursor = res.NextCursor
-	}
-	t.Fatal("more than 100 pages")
-	return nil
-}
-
 // TestCursorKeys walks resources/list over HTTP across restarts of the
 // binary on one database: a walk started before a restart continues
 // after it when the server has the same cursor keys, from -cursor-keys
@@ -74,72 +52,68 @@ func TestCursorKeys(t *testing.T) {
 
 	const version = "2025-11-25"
 	// start starts the server with args, waits until it has logged the
-	// URL it serves (its last line at start-up), checks that its stderr
+	// URL it serves (its last line at start-up), checks that its log
 	// holds wantLog and none of the keys, and connects to it.
 	start := func(t *testing.T, wantLog string, args ...string) *mcp.ClientSession {
 		t.Helper()
 		s := mcptest.StartServer(t, binPath, append(args, "-db", db, "-page-size", fmt.Sprint(pageSize))...)
-		serving := `msg="serving MCP over streamable HTTP" url=` + s.URL(mcpPath) + "\n"
-		require.Eventually(t, func() bool { return strings.Contains(s.Stderr.String(), serving) }, 10*time.Second, 10*time.Millisecond, "no %q in the log", serving)
-		require.Contains(t, s.Stderr.String(), wantLog)
-		require.NotContains(t, s.Stderr.String(), oldKey)
-		require.NotContains(t, s.Stderr.String(), newKey)
+		log := s.WaitLog(`msg="serving MCP over streamable HTTP" url=` + s.URL(mcpPath) + "\n")
+		require.Contains(t, log, wantLog)
+		require.NotContains(t, log, oldKey)
+		require.NotContains(t, log, newKey)
 		return connectAs(t, s.URL(mcpPath), "", version, nil)
 	}
 
-	// The whole list, and the first page of a walk with the cursor after
-	// it.
-	var all, first []string
-	var next string
+	// The whole list, and the first page of a walk, whose cursor the next
+	// servers are given: mcptest.ContinueWalk goes on with the walk, and
+	// checks it lists what a walk from the start does.
+	var all []*mcp.Resource
+	var first *mcp.ListResourcesResult
 	require.True(t, t.Run("first", func(t *testing.T) {
 		cs := start(t, `level=INFO msg="list cursors use the given keys" from="file `+keys+` (1 key)"`, "-cursor-keys", keys)
-		all = walk(t, cs, "")
-		res, err := cs.ListResources(t.Context(), nil)
+		all, _ = mcptest.ListAll(t, cs)
+		var err error
+		first, err = cs.ListResources(t.Context(), nil)
 		require.NoError(t, err)
-		require.NotEmpty(t, res.NextCursor)
-		for _, r := range res.Resources {
-			first = append(first, r.URI)
-		}
-		next = res.NextCursor
+		require.NotEmpty(t, first.NextCursor)
 	}))
 	require.Greater(t, len(all), 2*pageSize, "the walk has pages after a restart")
 
 	t.Run("same file", func(t *testing.T) {
 		cs := start(t, `from="file `+keys, "-cursor-keys", keys)
-		require.Equal(t, all, append(first, walk(t, cs, next)...), "the walk continues where it stopped")
+		require.NoError(t, mcptest.ContinueWalk(t, cs, first), "the walk continues where it stopped")
 	})
 
 	t.Run("environment", func(t *testing.T) {
 		t.Setenv(cursor.KeysEnv, oldKey)
 		cs := start(t, `level=INFO msg="list cursors use the given keys" from="$`+cursor.KeysEnv+` (1 key)"`)
-		require.Equal(t, all, append(first, walk(t, cs, next)...), "the walk continues where it stopped")
+		require.NoError(t, mcptest.ContinueWalk(t, cs, first), "the walk continues where it stopped")
 	})
 
 	// Rotation: the new key first, the old one after it while its cursors
 	// matter, then the old one dropped.
-	var newNext string
+	var newFirst *mcp.ListResourcesResult
 	require.True(t, t.Run("rotated", func(t *testing.T) {
 		cs := start(t, `from="file `+rotated+` (2 keys)"`, "-cursor-keys", rotated)
-		require.Equal(t, all, append(first, walk(t, cs, next)...), "the old key still decrypts")
-		res, err := cs.ListResources(t.Context(), nil)
+		require.NoError(t, mcptest.ContinueWalk(t, cs, first), "the old key still decrypts")
+		var err error
+		newFirst, err = cs.ListResources(t.Context(), nil) // its cursor made with the new key
 		require.NoError(t, err)
-		newNext = res.NextCursor // made with the new key
 	}))
 	t.Run("rotated out", func(t *testing.T) {
 		cs := start(t, `from="file `+rotatedOut+` (1 key)"`, "-cursor-keys", rotatedOut)
-		require.Equal(t, all, append(first, walk(t, cs, newNext)...), "the new key's cursors")
-		_, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: next})
-		jerr := rpcError(t, err, "a cursor of a key dropped")
+		require.NoError(t, mcptest.ContinueWalk(t, cs, newFirst), "the new key's cursors")
+		jerr := rpcError(t, mcptest.ContinueWalk(t, cs, first), "a cursor of a key dropped")
 		require.Equal(t, int64(jsonrpc.CodeInvalidParams), jerr.Code)
 	})
 
 	t.Run("no keys", func(t *testing.T) {
 		cs := start(t, `level=WARN msg="no cursor keys given: list cursors use a random key`)
-		_, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: next})
-		jerr := rpcError(t, err, "a cursor after a restart without keys")
+		jerr := rpcError(t, mcptest.ContinueWalk(t, cs, first), "a cursor after a restart without keys")
 		require.Equal(t, int64(jsonrpc.CodeInvalidParams), jerr.Code)
 		require.Equal(t, "invalid cursor", jerr.Message)
-		require.Equal(t, all, walk(t, cs, ""), "a new walk")
+		fresh, _ := mcptest.ListAll(t, cs)
+		require.Equal(t, all, fresh, "a new walk")
 	})
 
 	t.Run("bad keys", func(t *testing.T) {

@@ -116,52 +116,44 @@ func newKey() string {
 // process most naturally.
 const cursorVersion = "2026-07-28"
 
-// listPage lists the page of resources/list at cursor ("" for the first)
-// from the server at url, in a session of its own.
-func listPage(t *testing.T, url, cursor string) (*mcp.ListResourcesResult, error) {
+// firstPage lists the first page of resources/list from s, and checks
+// that the page after it is full and has a next: a walk that goes on from
+// it at another server crosses pages there.
+func firstPage(t *testing.T, s *mcptest.Server) *mcp.ListResourcesResult {
 	t.Helper()
-	cs := mcptest.ConnectHTTP(t, url, "", cursorVersion, nil)
+	cs := mcptest.ConnectHTTP(t, s.URL(mcpPath), "", cursorVersion, nil)
 	defer cs.Close() // before the server stops
-	return cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: cursor})
-}
-
-// twoPages lists the first two pages of resources/list from the server at
-// url, and checks the second page is full and has a next.
-func twoPages(t *testing.T, url string) (first, second *mcp.ListResourcesResult) {
-	t.Helper()
-	first, err := listPage(t, url, "")
+	first, err := cs.ListResources(t.Context(), nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, first.NextCursor)
-	second, err = listPage(t, url, first.NextCursor)
+	second, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: first.NextCursor})
 	require.NoError(t, err)
 	require.Len(t, second.Resources, testPageSize)
 	require.NotEmpty(t, second.NextCursor)
-	return first, second
+	return first
 }
 
-// uris returns the URIs of resources.
-func uris(resources []*mcp.Resource) []string {
-	out := make([]string, len(resources))
-	for i, r := range resources {
-		out[i] = r.URI
-	}
-	return out
-}
-
-// requireContinues checks that cursor, from a server that has since
-// stopped, lists from the server at url the page want.
-func requireContinues(t *testing.T, url, cursor string, want *mcp.ListResourcesResult) {
+// continueWalk goes on at s with the walk whose first page, first, a
+// server that has since stopped listed, as mcptest.ContinueWalk does: it
+// returns the error if s refuses the cursor, and otherwise checks that
+// the walk lists what one from the start does.
+func continueWalk(t *testing.T, s *mcptest.Server, first *mcp.ListResourcesResult) error {
 	t.Helper()
-	got, err := listPage(t, url, cursor)
-	require.NoError(t, err, "a cursor from before the restart")
-	require.Equal(t, uris(want.Resources), uris(got.Resources))
+	cs := mcptest.ConnectHTTP(t, s.URL(mcpPath), "", cursorVersion, nil)
+	defer cs.Close() // before the server stops
+	return mcptest.ContinueWalk(t, cs, first)
 }
 
-// requireRefused checks that the server at url refuses cursor.
-func requireRefused(t *testing.T, url, cursor string) {
+// requireContinues checks that s goes on with the walk of first.
+func requireContinues(t *testing.T, s *mcptest.Server, first *mcp.ListResourcesResult) {
 	t.Helper()
-	_, err := listPage(t, url, cursor)
-	jerr := rpcError(t, err, "a cursor from before the restart")
+	require.NoError(t, continueWalk(t, s, first), "a cursor from before the restart")
+}
+
+// requireRefused checks that s refuses the cursor after first.
+func requireRefused(t *testing.T, s *mcptest.Server, first *mcp.ListResourcesResult) {
+	t.Helper()
+	jerr := rpcError(t, continueWalk(t, s, first), "a cursor from before the restart")
 	require.Equal(t, int64(jsonrpc.CodeInvalidParams), jerr.Code)
 	require.Equal(t, "invalid cursor", jerr.Message)
 }
@@ -172,9 +164,7 @@ func requireRefused(t *testing.T, url, cursor string) {
 // none of key material.
 func requireKeysFrom(t *testing.T, s *mcptest.Server, from string, keys ...string) {
 	t.Helper()
-	serving := `msg="serving MCP over streamable HTTP" url=` + s.URL(mcpPath) + "\n"
-	require.Eventually(t, func() bool { return strings.Contains(s.Stderr.String(), serving) }, 10*time.Second, 10*time.Millisecond, "no %q in the log", serving)
-	log := s.Stderr.String()
+	log := s.WaitLog(`msg="serving MCP over streamable HTTP" url=` + s.URL(mcpPath) + "\n")
 	require.Regexp(t, `level=INFO msg="list cursors use the given keys" from="`+regexp.QuoteMeta(from)+` \(\d+ keys?\)"`, log)
 	require.NotContains(t, log, "level=WARN")
 	for _, k := range keys {
@@ -203,12 +193,12 @@ func TestCursorKeys(t *testing.T) {
 		writeKeys(key)
 		s := mcptest.StartServer(t, binPath, withFile...)
 		requireKeysFrom(t, s, "file "+keyFile, key)
-		first, second := twoPages(t, s.URL(mcpPath))
+		first := firstPage(t, s)
 		s.Stop()
 
 		s = mcptest.StartServer(t, binPath, withFile...)
 		requireKeysFrom(t, s, "file "+keyFile, key)
-		requireContinues(t, s.URL(mcpPath), first.NextCursor, second)
+		requireContinues(t, s, first)
 	})
 
 	t.Run("environment", func(t *testing.T) {
@@ -216,25 +206,25 @@ func TestCursorKeys(t *testing.T) {
 		t.Setenv(cursor.KeysEnv, key)
 		s := mcptest.StartServer(t, binPath, args...)
 		requireKeysFrom(t, s, "$"+cursor.KeysEnv, key)
-		first, second := twoPages(t, s.URL(mcpPath))
+		first := firstPage(t, s)
 		s.Stop()
 
 		s = mcptest.StartServer(t, binPath, args...)
 		requireKeysFrom(t, s, "$"+cursor.KeysEnv, key)
-		requireContinues(t, s.URL(mcpPath), first.NextCursor, second)
+		requireContinues(t, s, first)
 		s.Stop()
 
 		// Another key refuses the cursor.
 		t.Setenv(cursor.KeysEnv, newKey())
 		s = mcptest.StartServer(t, binPath, args...)
-		requireRefused(t, s.URL(mcpPath), first.NextCursor)
+		requireRefused(t, s, first)
 	})
 
 	t.Run("rotation", func(t *testing.T) {
 		older, newer := newKey(), newKey()
 		writeKeys(older)
 		s := mcptest.StartServer(t, binPath, withFile...)
-		oldFirst, oldSecond := twoPages(t, s.URL(mcpPath))
+		oldFirst := firstPage(t, s)
 		s.Stop()
 
 		// The new key first, the old one after it: the old cursors still
@@ -242,20 +232,20 @@ func TestCursorKeys(t *testing.T) {
 		writeKeys(newer, older)
 		s = mcptest.StartServer(t, binPath, withFile...)
 		requireKeysFrom(t, s, "file "+keyFile, older, newer)
-		requireContinues(t, s.URL(mcpPath), oldFirst.NextCursor, oldSecond)
-		newFirst, newSecond := twoPages(t, s.URL(mcpPath))
+		requireContinues(t, s, oldFirst)
+		newFirst := firstPage(t, s)
 		s.Stop()
 
 		// The old key dropped: its cursors are refused, the new ones work.
 		writeKeys(newer)
 		s = mcptest.StartServer(t, binPath, withFile...)
-		requireRefused(t, s.URL(mcpPath), oldFirst.NextCursor)
-		requireContinues(t, s.URL(mcpPath), newFirst.NextCursor, newSecond)
+		requireRefused(t, s, oldFirst)
+		requireContinues(t, s, newFirst)
 	})
 
 	t.Run("none", func(t *testing.T) {
 		s := mcptest.StartServer(t, binPath, args...)
-		first, _ := twoPages(t, s.URL(mcpPath)) // good for as long as the process runs
+		first := firstPage(t, s) // good for as long as the process runs
 		s.Stop()
 		warnings := regexp.MustCompile(`(?m)^.*level=WARN.*$`).FindAllString(s.Stderr.String(), -1)
 		require.Len(t, warnings, 1, "one warning:\n%s", s.Stderr)
@@ -264,6 +254,6 @@ func TestCursorKeys(t *testing.T) {
 		require.Contains(t, warnings[0], cursor.KeysEnv)
 
 		s = mcptest.StartServer(t, binPath, args...)
-		requireRefused(t, s.URL(mcpPath), first.NextCursor)
+		requireRefused(t, s, first)
 	})
 }
