@@ -24,7 +24,8 @@ import (
 // receives the updates of the rows it subscribed to, whether update_row
 // or another process changed them.
 func TestHTTP(t *testing.T) {
-	dbPath := filepath.Join(t.TempDir(), "records.db")
+	t.Parallel()
+	dbPath := seededDB(t)
 	addr := mcptest.StartHTTP(t, binPath, "-db", dbPath, "-poll", testPoll, "-page-size", strconv.Itoa(testPageSize))
 
 	// MCP is served on /mcp, and nowhere else.
@@ -116,13 +117,32 @@ func newKey() string {
 // process most naturally.
 const cursorVersion = "2026-07-28"
 
+// connectCursor connects a client of cursorVersion to s, and returns the
+// session and a function that closes it and the connections of its HTTP
+// client, to call before s stops. (mcptest.ConnectHTTP closes them when
+// the test ends; a connection the client opened and never used, still
+// open when the server stops, holds up its graceful shutdown until its
+// 2 s timeout.)
+func connectCursor(t *testing.T, s *mcptest.Server) (*mcp.ClientSession, func()) {
+	t.Helper()
+	hc := mcptest.HTTPClient(t, "")
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "v0"}, nil)
+	transport := &mcp.StreamableClientTransport{Endpoint: s.URL(mcpPath), HTTPClient: hc}
+	cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: cursorVersion})
+	require.NoError(t, err, "connecting to %s", s.URL(mcpPath))
+	return cs, func() {
+		cs.Close()
+		hc.CloseIdleConnections()
+	}
+}
+
 // firstPage lists the first page of resources/list from s, and checks
 // that the page after it is full and has a next: a walk that goes on from
 // it at another server crosses pages there.
 func firstPage(t *testing.T, s *mcptest.Server) *mcp.ListResourcesResult {
 	t.Helper()
-	cs := mcptest.ConnectHTTP(t, s.URL(mcpPath), "", cursorVersion, nil)
-	defer cs.Close() // before the server stops
+	cs, done := connectCursor(t, s)
+	defer done() // before the server stops
 	first, err := cs.ListResources(t.Context(), nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, first.NextCursor)
@@ -139,8 +159,8 @@ func firstPage(t *testing.T, s *mcptest.Server) *mcp.ListResourcesResult {
 // the walk lists what one from the start does.
 func continueWalk(t *testing.T, s *mcptest.Server, first *mcp.ListResourcesResult) error {
 	t.Helper()
-	cs := mcptest.ConnectHTTP(t, s.URL(mcpPath), "", cursorVersion, nil)
-	defer cs.Close() // before the server stops
+	cs, done := connectCursor(t, s)
+	defer done() // before the server stops
 	return mcptest.ContinueWalk(t, cs, first)
 }
 
@@ -173,22 +193,36 @@ func requireKeysFrom(t *testing.T, s *mcptest.Server, from string, keys ...strin
 	}
 }
 
-// TestCursorKeys checks that a list walk started before a restart goes on
-// after it when the server has the same cursor keys, from -cursor-keys or
-// $MCPRES_CURSOR_KEYS, through a key rotation, and is refused otherwise.
-func TestCursorKeys(t *testing.T) {
-	t.Setenv(cursor.KeysEnv, "") // no keys from the environment unless a step sets them
-	dir := t.TempDir()
-	args := []string{"-db", filepath.Join(dir, "records.db"), "-page-size", strconv.Itoa(testPageSize)}
-	keyFile := filepath.Join(dir, "cursor-keys")
-	writeKeys := func(keys ...string) {
+// cursorArgs returns the arguments of a server of the cursor tests: a
+// filled database of t's own, which every server t starts serves.
+func cursorArgs(t *testing.T) []string {
+	return []string{"-db", seededDB(t), "-page-size", strconv.Itoa(testPageSize)}
+}
+
+// keysFile returns the path of a cursor key file in t's temporary
+// directory, and a function that writes keys into it.
+func keysFile(t *testing.T) (path string, write func(keys ...string)) {
+	path = filepath.Join(t.TempDir(), "cursor-keys")
+	return path, func(keys ...string) {
 		t.Helper()
 		text := "# cursor keys: the first encrypts, the others still decrypt\n" + strings.Join(keys, "\n") + "\n"
-		require.NoError(t, os.WriteFile(keyFile, []byte(text), 0o600))
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
 	}
-	withFile := append([]string{"-cursor-keys", keyFile}, args...)
+}
+
+// TestCursorKeys checks that a list walk started before a restart goes on
+// after it when the server has the same cursor keys from -cursor-keys,
+// through a key rotation, and is refused otherwise. -cursor-keys wins
+// over $MCPRES_CURSOR_KEYS, so these run in parallel, whatever the
+// environment holds; TestCursorKeysEnvironment checks keys from the
+// environment, and none.
+func TestCursorKeys(t *testing.T) {
+	t.Parallel()
 
 	t.Run("file", func(t *testing.T) {
+		t.Parallel()
+		keyFile, writeKeys := keysFile(t)
+		withFile := append([]string{"-cursor-keys", keyFile}, cursorArgs(t)...)
 		key := newKey()
 		writeKeys(key)
 		s := mcptest.StartServer(t, binPath, withFile...)
@@ -201,26 +235,10 @@ func TestCursorKeys(t *testing.T) {
 		requireContinues(t, s, first)
 	})
 
-	t.Run("environment", func(t *testing.T) {
-		key := newKey()
-		t.Setenv(cursor.KeysEnv, key)
-		s := mcptest.StartServer(t, binPath, args...)
-		requireKeysFrom(t, s, "$"+cursor.KeysEnv, key)
-		first := firstPage(t, s)
-		s.Stop()
-
-		s = mcptest.StartServer(t, binPath, args...)
-		requireKeysFrom(t, s, "$"+cursor.KeysEnv, key)
-		requireContinues(t, s, first)
-		s.Stop()
-
-		// Another key refuses the cursor.
-		t.Setenv(cursor.KeysEnv, newKey())
-		s = mcptest.StartServer(t, binPath, args...)
-		requireRefused(t, s, first)
-	})
-
 	t.Run("rotation", func(t *testing.T) {
+		t.Parallel()
+		keyFile, writeKeys := keysFile(t)
+		withFile := append([]string{"-cursor-keys", keyFile}, cursorArgs(t)...)
 		older, newer := newKey(), newKey()
 		writeKeys(older)
 		s := mcptest.StartServer(t, binPath, withFile...)
@@ -241,6 +259,38 @@ func TestCursorKeys(t *testing.T) {
 		s = mcptest.StartServer(t, binPath, withFile...)
 		requireRefused(t, s, oldFirst)
 		requireContinues(t, s, newFirst)
+	})
+}
+
+// TestCursorKeysEnvironment checks, as TestCursorKeys does, that a list
+// walk goes on after a restart with the keys of $MCPRES_CURSOR_KEYS, and
+// that without keys it does not. The servers it starts inherit its
+// environment, which it sets (mcptest.StartServer cannot give a server
+// an environment of its own), so it cannot run in parallel with others.
+func TestCursorKeysEnvironment(t *testing.T) {
+	t.Setenv(cursor.KeysEnv, "") // no keys from the environment unless a step sets them
+	// A new database, which the first server creates and fills: this
+	// test runs alone, before the parallel ones, and need not wait for
+	// the one seededDB copies.
+	args := []string{"-db", filepath.Join(t.TempDir(), "records.db"), "-page-size", strconv.Itoa(testPageSize)}
+
+	t.Run("environment", func(t *testing.T) {
+		key := newKey()
+		t.Setenv(cursor.KeysEnv, key)
+		s := mcptest.StartServer(t, binPath, args...)
+		requireKeysFrom(t, s, "$"+cursor.KeysEnv, key)
+		first := firstPage(t, s)
+		s.Stop()
+
+		s = mcptest.StartServer(t, binPath, args...)
+		requireKeysFrom(t, s, "$"+cursor.KeysEnv, key)
+		requireContinues(t, s, first)
+		s.Stop()
+
+		// Another key refuses the cursor.
+		t.Setenv(cursor.KeysEnv, newKey())
+		s = mcptest.StartServer(t, binPath, args...)
+		requireRefused(t, s, first)
 	})
 
 	t.Run("none", func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -103,17 +102,19 @@ func checkSubscribeExists(t *testing.T, st *store) {
 // TestSubscribeExists checks the subscriptions the server refuses, against
 // SQLite (TestPostgres does the same against Postgres).
 func TestSubscribeExists(t *testing.T) {
+	t.Parallel()
 	checkSubscribeExists(t, seededSQLite(t))
 }
 
-// seededSQLite returns a store of a new SQLite database, filled, that is
-// closed when t ends.
+// seededSQLite returns a store of a new SQLite database, filled (a copy
+// of seededDB's), that is closed when t ends.
 func seededSQLite(t *testing.T) *store {
 	t.Helper()
-	st, err := openSQLite(filepath.Join(t.TempDir(), "records.db"))
+	st, err := openSQLite(seededDB(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	_, err = st.seed(t.Context())
+	n, err := st.seed(t.Context())
 	require.NoError(t, err)
+	require.Zero(t, n, "the copy is filled already")
 	return st
 }
