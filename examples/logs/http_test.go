@@ -4,10 +4,12 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,8 +22,9 @@ import (
 
 // Over HTTP, one server process serves clients of every protocol version
 // at once on /mcp. Each lists, reads, completes and subscribes as over
-// stdio. The log file does not change while the server runs, so no client
-// is ever sent an update or list_changed: there is nothing to wait for.
+// stdio. Without -follow the server reads its file once, so no client is
+// ever sent an update or list_changed; TestHTTPFollow follows a file that
+// grows.
 func TestHTTP(t *testing.T) {
 	addr := mcptest.StartHTTP(t, binPath, "-file", writeTestLog(t), "-page-size", "3")
 	url := "http://" + addr + "/mcp"
@@ -165,4 +168,104 @@ func checkStartupLog(t *testing.T, s *mcptest.Server, want []string, key string)
 		require.Contains(t, lines[0], w)
 	}
 	require.NotContains(t, out, key)
+}
+
+// With -follow, one server process tells clients of every protocol version
+// at once, over HTTP, of what is appended to its file: each is sent an
+// update for a slice it subscribed to that gained lines, and then a
+// list_changed for a new slice, which it lists, reads, and subscribes to.
+func TestHTTPFollow(t *testing.T) {
+	path := writeTestLog(t)
+	s := mcptest.StartServer(t, binPath, "-file", path, "-follow", "50ms", "-page-size", "3")
+
+	const (
+		grown  = "log://alpha/2026-11-20/20-24" // the slice of testLog's last line
+		newURI = "log://new1/2026-11-21/00-04"  // the slice of the first line of a new service
+	)
+	// Every client connects first, so that all are connected to the
+	// server at once when each waits for its notifications.
+	sessions := make([]*mcp.ClientSession, len(mcptest.Versions))
+	notes := make([]*mcptest.Notifications, len(mcptest.Versions))
+	for i, version := range mcptest.Versions {
+		notes[i] = new(mcptest.Notifications)
+		sessions[i] = mcptest.ConnectHTTP(t, s.URL("/mcp"), "", version, notes[i].ClientOptions(nil))
+		require.Equal(t, version, sessions[i].InitializeResult().ProtocolVersion, "negotiated version")
+		require.True(t, sessions[i].InitializeResult().Capabilities.Resources.ListChanged, "listChanged advertised")
+	}
+
+	// Each change function appends a line each time it is called, which
+	// WaitUpdated and WaitListChanged do until the client is notified.
+	var updates, added int
+	update := func() {
+		updates++
+		appendTo(t, path, fmt.Sprintf("2026-11-20T23:59:59.5Z alpha INFO follow %d\n", updates))
+	}
+	// A new service each time: each appended line is a new slice, and
+	// makes a list_changed.
+	newSlice := func() {
+		added++
+		appendTo(t, path, fmt.Sprintf("2026-11-21T00:30:00Z new%d INFO new slice\n", added))
+	}
+
+	// An update for the slice each subscribed to.
+	for i, version := range mcptest.Versions {
+		require.NoError(t, sessions[i].Subscribe(t.Context(), &mcp.SubscribeParams{URI: grown}), version)
+		if version < "2026-07-28" {
+			// The slice to come does not exist yet. (A 2026-07-28 client
+			// subscribes in the background, and learns of a refusal only
+			// as the end of its listen stream.)
+			err := sessions[i].Subscribe(t.Context(), &mcp.SubscribeParams{URI: newURI})
+			var jerr *jsonrpc.Error
+			require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", version, err)
+			require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, version)
+		}
+	}
+	for i, version := range mcptest.Versions {
+		t.Run(version+"/updated", func(t *testing.T) { notes[i].WaitUpdated(t, grown, update) })
+	}
+	grownFile, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	// A list_changed for the new slice. The server indexes the file in
+	// order, so once a client has it, every line before is served too.
+	for i, version := range mcptest.Versions {
+		t.Run(version+"/list_changed", func(t *testing.T) { notes[i].WaitListChanged(t, newSlice) })
+	}
+	newLine := "2026-11-21T00:30:00Z new1 INFO new slice\n"
+	want := expectedSlices(t, string(grownFile)+newLine)
+	require.Contains(t, want, wantSlice{"new1/2026-11-21/00-04", newLine})
+
+	// Each lists the new slice, reads it and the slice that grew, and
+	// subscribes to it.
+	for i, version := range mcptest.Versions {
+		t.Run(version+"/new", func(t *testing.T) {
+			cs := sessions[i]
+			list, _ := mcptest.ListAll(t, cs)
+			sizes := make(map[string]int64)
+			for _, r := range list {
+				sizes[r.URI] = r.Size
+			}
+			for _, w := range want {
+				require.Equal(t, int64(len(w.text)), sizes["log://"+w.key], w.key)
+			}
+			require.Equal(t, want[slices.IndexFunc(want, func(w wantSlice) bool { return "log://"+w.key == grown })].text, readText(t, cs, grown))
+			require.Equal(t, newLine, readText(t, cs, newURI))
+
+			require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: newURI}))
+		})
+	}
+
+	// Each is told when the new slice gains lines, and reads them.
+	var more int
+	grow := func() {
+		more++
+		appendTo(t, path, fmt.Sprintf("2026-11-21T00:30:00Z new1 INFO more %d\n", more))
+	}
+	for i, version := range mcptest.Versions {
+		t.Run(version+"/new/updated", func(t *testing.T) {
+			notes[i].WaitUpdated(t, newURI, grow)
+			got := readText(t, sessions[i], newURI)
+			require.True(t, strings.HasPrefix(got, newLine+"2026-11-21T00:30:00Z new1 INFO more 1\n"), got)
+		})
+	}
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -26,6 +28,11 @@ type window struct {
 	hr   int
 }
 
+// windowOf returns the window that holds t.
+func windowOf(t time.Time) window {
+	return window{date: t.Format(time.DateOnly), hr: t.Hour() / 4}
+}
+
 // A span is the bytes [start, end) of the file.
 type span struct{ start, end int64 }
 
@@ -41,6 +48,24 @@ func (k sliceKey) String() string {
 	return k.service + "/" + k.date + "/" + hourRanges[k.hr]
 }
 
+// compareKeys orders a and b as their String forms compare, bytewise (the
+// listing order), without building them. Dates ("YYYY-MM-DD") and ranges
+// have fixed lengths, so only the service, followed by its '/', needs care:
+// "a" sorts after "a.b", since '/' sorts after '.'.
+func compareKeys(a, b sliceKey) int {
+	if a.service != b.service {
+		n := min(len(a.service), len(b.service))
+		if c := strings.Compare(a.service[:n], b.service[:n]); c != 0 {
+			return c
+		}
+		if len(a.service) < len(b.service) {
+			return cmp.Compare('/', b.service[n]) // never 0: no service holds '/'
+		}
+		return cmp.Compare(a.service[n], '/')
+	}
+	return cmp.Or(strings.Compare(a.date, b.date), cmp.Compare(a.hr, b.hr))
+}
+
 // A sliceStat counts one slice's lines and their bytes (one newline each).
 type sliceStat struct {
 	lines int
@@ -48,13 +73,31 @@ type sliceStat struct {
 }
 
 // An Index says where each window of a time-sorted log file lies, and what
-// each slice holds. It is built by one pass over the file and holds no
-// lines: its size grows with the number of slices, not with the file.
+// each slice holds. It holds no lines: its size grows with the number of
+// slices, not with the file.
+//
+// BuildIndex builds one from a file that does not change. For a file that
+// grows, NewIndex and Append index its lines as they are appended, in
+// place: the methods that read an Index may run concurrently with Append,
+// and see each Append's lines all at once or not at all.
 type Index struct {
+	mu       sync.RWMutex // guards the fields below; Append alone writes them
 	windows  map[window]span
 	slices   map[sliceKey]sliceStat
-	keys     []sliceKey // by String(), bytewise: the listing order
+	keys     []sliceKey // by compareKeys: the listing order
 	services []string   // sorted
+
+	// Where the next Append goes on from.
+	size  int64     // the bytes indexed: up to the end of the last line
+	lines int       // the lines indexed, blank ones included
+	last  time.Time // the timestamp of the last line indexed, if hasLast
+	// hasLast reports whether a line (not blank) has been indexed.
+	hasLast bool
+}
+
+// NewIndex returns an empty Index, for Append to fill.
+func NewIndex() *Index {
+	return &Index{windows: make(map[window]span), slices: make(map[sliceKey]sliceStat)}
 }
 
 // BuildIndex reads a log file once, from r, and indexes it. Each line is
@@ -69,66 +112,169 @@ type Index struct {
 // byte span; BuildIndex fails on the first line out of order or malformed,
 // naming its line number.
 func BuildIndex(r io.Reader) (*Index, error) {
-	x := &Index{windows: make(map[window]span), slices: make(map[sliceKey]sliceStat)}
-	br := bufio.NewReaderSize(r, 64<<10)
+	x := NewIndex()
+	if _, err := x.add(r, true); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// A Delta is what one Append changed.
+type Delta struct {
+	// Changed holds the slices that gained lines, in listing order.
+	Changed []sliceKey
+	// Added holds those of them that are new: the slices that had no line
+	// before, in listing order.
+	Added []sliceKey
+}
+
+// Append indexes the lines of r, which holds the file from byte x.Size()
+// on, as BuildIndex does, except that it leaves out a last line that lacks
+// its '\n': one still being written, which the next Append, from the same
+// Size, indexes once it is complete. The lines go on from those indexed
+// before, so they must not be earlier than the last of them.
+//
+// Append stops at the first line out of order or malformed, and returns an
+// error naming its line number in the file, having indexed the lines
+// before it; a later Append starts at that line again. It returns the
+// slices that changed. Append must not be called concurrently with
+// itself; the other methods may run meanwhile.
+func (x *Index) Append(r io.Reader) (Delta, error) { return x.add(r, false) }
+
+// add indexes the lines of r from x.size on, as Append says, including a
+// last line without its '\n' if lastLine is set. Only the goroutine that
+// appends writes x, so it reads x without the lock; it takes the lock to
+// write, once the lines are read.
+func (x *Index) add(r io.Reader, lastLine bool) (Delta, error) {
 	var (
-		off    int64
-		prev   time.Time
-		cur    window
-		curOK  bool
-		lineNo int
+		off     = x.size
+		lines   = x.lines
+		last    = x.last
+		hasLast = x.hasLast
+		cur     = windowOf(last) // the window of the last line, if hasLast
+		spans   = make(map[window]span)
+		stats   = make(map[sliceKey]sliceStat) // lines and bytes gained
+		err     error
 	)
+	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		line, err := readLine(br)
-		if len(line) > 0 {
-			lineNo++
-			start := off
-			off += int64(len(line))
-			content := bytes.TrimSuffix(line, []byte("\n"))
-			if len(bytes.TrimSpace(content)) == 0 {
-				continue // blank
+		line, rerr := readLine(br)
+		if rerr != nil && (rerr != io.EOF || !lastLine) {
+			// A line without its '\n' (or none) is left for later; what
+			// came before a read error is not a line either.
+			if rerr != io.EOF {
+				err = fmt.Errorf("line %d: %w", lines+1, rerr)
 			}
-			ts, service, perr := parseLine(content)
-			if perr != nil {
-				return nil, fmt.Errorf("line %d: %w", lineNo, perr)
-			}
-			if ts.Before(prev) {
-				return nil, fmt.Errorf("line %d: %s is earlier than the line before: the file must be sorted by time", lineNo, ts.Format(time.RFC3339Nano))
-			}
-			prev = ts
-			w := window{date: ts.Format(time.DateOnly), hr: ts.Hour() / 4}
-			if !curOK || w != cur {
-				x.windows[w] = span{start: start, end: off}
-				cur, curOK = w, true
-			} else {
-				sp := x.windows[w]
-				sp.end = off
-				x.windows[w] = sp
-			}
-			k := sliceKey{service: service, window: w}
-			st := x.slices[k]
-			st.lines++
-			st.size += int64(len(content)) + 1
-			x.slices[k] = st
-		}
-		if err == io.EOF {
 			break
 		}
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", lineNo+1, err)
+		if len(line) > 0 {
+			content := bytes.TrimSuffix(line, []byte("\n"))
+			if len(bytes.TrimSpace(content)) > 0 {
+				ts, service, perr := parseLine(content)
+				if perr != nil {
+					err = fmt.Errorf("line %d: %w", lines+1, perr)
+					break
+				}
+				if hasLast && ts.Before(last) {
+					err = fmt.Errorf("line %d: %s is earlier than the line before: the file must be sorted by time", lines+1, ts.Format(time.RFC3339Nano))
+					break
+				}
+				w := windowOf(ts)
+				end := off + int64(len(line))
+				if !hasLast || w != cur {
+					// Lines are sorted, so a new window has no line yet.
+					spans[w] = span{start: off, end: end}
+				} else {
+					sp, ok := spans[w]
+					if !ok {
+						sp = x.windows[w]
+					}
+					sp.end = end
+					spans[w] = sp
+				}
+				last, hasLast, cur = ts, true, w
+				k := sliceKey{service: service, window: w}
+				st := stats[k]
+				st.lines++
+				st.size += int64(len(content)) + 1
+				stats[k] = st
+			}
+			lines++
+			off += int64(len(line))
+		}
+		if rerr == io.EOF {
+			break
 		}
 	}
-	services := make(map[string]bool)
-	for k := range x.slices {
-		x.keys = append(x.keys, k)
-		services[k.service] = true
+
+	var d Delta
+	for k := range stats {
+		d.Changed = append(d.Changed, k)
+		if _, ok := x.slices[k]; !ok {
+			d.Added = append(d.Added, k)
+		}
 	}
-	slices.SortFunc(x.keys, func(a, b sliceKey) int { return strings.Compare(a.String(), b.String()) })
-	for s := range services {
-		x.services = append(x.services, s)
+	slices.SortFunc(d.Changed, compareKeys)
+	slices.SortFunc(d.Added, compareKeys)
+	var newServices []string
+	for _, k := range d.Added {
+		if !x.HasService(k.service) && !slices.Contains(newServices, k.service) {
+			newServices = append(newServices, k.service)
+		}
 	}
-	slices.Sort(x.services)
-	return x, nil
+
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for w, sp := range spans {
+		x.windows[w] = sp
+	}
+	for k, gained := range stats {
+		st := x.slices[k]
+		st.lines += gained.lines
+		st.size += gained.size
+		x.slices[k] = st
+	}
+	if len(d.Added) > 0 {
+		x.keys = mergeKeys(x.keys, d.Added)
+	}
+	if len(newServices) > 0 {
+		x.services = append(x.services, newServices...)
+		slices.Sort(x.services)
+	}
+	x.size, x.lines, x.last, x.hasLast = off, lines, last, hasLast
+	return d, err
+}
+
+// mergeKeys returns the keys in a or b, both in listing order, in listing
+// order, each once, in a new slice (readers may hold a).
+func mergeKeys(a, b []sliceKey) []sliceKey {
+	out := make([]sliceKey, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		switch c := compareKeys(a[0], b[0]); {
+		case c < 0:
+			out, a = append(out, a[0]), a[1:]
+		case c > 0:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out, a, b = append(out, a[0]), a[1:], b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// Size returns the number of bytes of the file indexed: up to the end of
+// the last line, where the next Append goes on from.
+func (x *Index) Size() int64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.size
+}
+
+// Keys returns the keys of every slice, in listing order.
+func (x *Index) Keys() []sliceKey {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return slices.Clone(x.keys)
 }
 
 // readLine returns the next line of br, with its '\n' if it has one. At the
@@ -188,25 +334,31 @@ func validService(s string) bool {
 
 // Stat returns what the slice k holds, and whether it exists (has a line).
 func (x *Index) Stat(k sliceKey) (sliceStat, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
 	st, ok := x.slices[k]
 	return st, ok
 }
 
 // HasService reports whether service has a line in the file.
 func (x *Index) HasService(service string) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
 	_, ok := slices.BinarySearch(x.services, service)
 	return ok
 }
 
 // After returns up to limit slice keys that sort after after, in order.
 func (x *Index) After(after string, limit int) []sliceKey {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
 	i, _ := slices.BinarySearchFunc(x.keys, after, func(k sliceKey, t string) int {
 		if k.String() <= t {
 			return -1
 		}
 		return 1
 	})
-	return x.keys[i:min(len(x.keys), i+max(limit, 0))]
+	return slices.Clone(x.keys[i:min(len(x.keys), i+max(limit, 0))])
 }
 
 // A SliceTooLargeError reports a slice bigger than the read cap.
@@ -223,16 +375,21 @@ func (e *SliceTooLargeError) Error() string {
 // ra only the byte span of k's window. It fails with a
 // *SliceTooLargeError if the slice holds more than maxSize bytes, before
 // reading anything if the index says so, and with an error if the file no
-// longer matches the index.
+// longer matches the index. Lines appended to the file since do not
+// matter: the span ends where the slice's last line indexed does.
 func (x *Index) ReadSlice(ra io.ReaderAt, k sliceKey, maxSize int64) ([]byte, error) {
+	// The span and the stat, taken together, hold for the bytes of the
+	// file they cover even while lines are appended after them.
+	x.mu.RLock()
 	st, ok := x.slices[k]
+	sp := x.windows[k.window]
+	x.mu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("no slice %s", k)
 	}
 	if st.size > maxSize {
 		return nil, &SliceTooLargeError{Key: k, Size: st.size, Max: maxSize}
 	}
-	sp := x.windows[k.window]
 	br := bufio.NewReaderSize(io.NewSectionReader(ra, sp.start, sp.end-sp.start), 32<<10)
 	out := make([]byte, 0, st.size)
 	prefix := []byte(" " + k.service + " ")
@@ -254,7 +411,7 @@ func (x *Index) ReadSlice(ra io.ReaderAt, k sliceKey, maxSize int64) ([]byte, er
 		}
 	}
 	if int64(len(out)) != st.size {
-		return nil, fmt.Errorf("log slice %s: read %d bytes where the index says %d: has the file changed since the server started?", k, len(out), st.size)
+		return nil, fmt.Errorf("log slice %s: read %d bytes where the index says %d: has the file changed other than by lines appended?", k, len(out), st.size)
 	}
 	return out, nil
 }
@@ -267,6 +424,8 @@ func (x *Index) complete(want, partial string, bound map[string]string) []string
 	if want == "hourRange" && service == "" && date == "" {
 		return prefixed(hourRanges, partial) // nothing bound: every range
 	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
 	seen := make(map[string]bool)
 	var out []string
 	for _, k := range x.keys {

@@ -23,6 +23,10 @@
 //     byte span, and a read scans only that span (io.SectionReader over
 //     os.File.ReadAt), never the whole file, keeping the requested
 //     service's lines. A slice larger than -max-slice (4 MiB) is refused;
+//   - follow a file that grows (-follow 1s): poll it, index the lines
+//     appended while reads go on, and tell subscribers with
+//     [resource.Registry.Changed] which slices changed, and every client
+//     with [resource.Registry.NotifyListChanged] that new slices appeared;
 //   - serve streamable HTTP with [resource.NewHTTPHandler], to clients of
 //     every protocol version on http://ADDR/mcp;
 //   - sign list cursors with keys given in a file (-cursor-keys) or in
@@ -41,11 +45,22 @@
 //	go run ./examples/logs
 //	go run ./examples/logs -file /var/log/app.log
 //	go run ./examples/logs -http 127.0.0.1:8080
+//	go run ./examples/logs -file /var/log/app.log -follow 1s
 //
-// Over HTTP it serves http://127.0.0.1:8080/mcp. The file must not change
-// while the server runs: the server reads it once, at start, and its
-// slices never change, so a subscriber is never told of an update (nor of
-// a change to the list).
+// Over HTTP it serves http://127.0.0.1:8080/mcp. Without -follow the file
+// must not change while the server runs: the server reads it once, at
+// start, and its slices never change, so a subscriber is never told of an
+// update (nor of a change to the list).
+//
+// With -follow DURATION the server looks at the file every DURATION. Lines
+// appended are indexed once complete (a last line without its '\n' waits
+// for it), and must go on in time order; each slice that gained lines is
+// reported to its subscribers, and new slices to every client as a change
+// to the list. A file truncated, rewritten (its first line changed) or
+// replaced (rotated: the path names another file) is indexed afresh from
+// its start, and every slice reported changed. An appended line out of
+// order or malformed stops the indexing there, logged at Error, until the
+// file is truncated or replaced; the lines before it are still served.
 //
 // Logs go to stderr: on stdio, stdout carries the protocol. The HTTP server
 // has no authentication; keep it on a loopback address.
@@ -86,6 +101,7 @@ type config struct {
 	maxSlice   int64
 	pageSize   int
 	cursorKeys string
+	follow     time.Duration // 0: read the file once
 }
 
 func main() {
@@ -95,6 +111,7 @@ func main() {
 	flag.Int64Var(&cfg.maxSlice, "max-slice", defaultMaxSlice, "refuse to read a slice of more than `bytes`")
 	flag.IntVar(&cfg.pageSize, "page-size", 0, "resources per resources/list page (0: the registry's default, 100)")
 	flag.StringVar(&cfg.cursorKeys, "cursor-keys", "", "read the keys of list cursors from `file` (one base64 key a line, the first in use); else $"+cursor.KeysEnv+"; else a random key")
+	flag.DurationVar(&cfg.follow, "follow", 0, "look at the file every `duration` (such as 1s) for lines appended, truncation and rotation, and notify clients; 0: read it once, at start")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -106,11 +123,15 @@ func main() {
 
 // run serves the slices of the log file over stdio, or over streamable
 // HTTP on cfg.httpAddr if it is set, until the client hangs up (on stdio)
-// or the process is interrupted.
+// or the process is interrupted. With cfg.follow set it follows the file
+// meanwhile.
 func run(cfg config, logger *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if cfg.follow < 0 {
+		return fmt.Errorf("-follow %v: want a positive duration, or 0 not to follow", cfg.follow)
+	}
 	codec, err := cursorCodec(cfg.cursorKeys, cfg.httpAddr != "", logger)
 	if err != nil {
 		return err
@@ -128,24 +149,28 @@ func run(cfg config, logger *slog.Logger) error {
 		}
 		logger.Info("no -file given; serving a generated sample", "file", path)
 	}
-	f, err := os.Open(path)
+	start := time.Now()
+	lf, err := openLog(path, cfg.follow > 0)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	start := time.Now()
-	idx, err := BuildIndex(f)
-	if err != nil {
-		return fmt.Errorf("indexing %s: %w", path, err)
-	}
+	defer lf.Close()  // after the registry has closed
+	idx := lf.index() // nothing changes it yet
 	logger.Info("indexed log file", "file", path, "slices", len(idx.keys),
 		"services", len(idx.services), "elapsed", time.Since(start).Round(time.Millisecond))
 
-	reg, err := newRegistry(idx, f, cfg, codec, logger)
+	reg, err := newRegistry(lf, cfg, codec, logger)
 	if err != nil {
 		return err
 	}
 	defer reg.Close() // after the server has stopped
+	if cfg.follow > 0 {
+		// The file is followed until run returns, once the server has
+		// stopped, and before the registry closes.
+		logger.Info("following the log file", "file", path, "every", cfg.follow)
+		stopFollowing := startFollowing(ctx, lf, reg, cfg.follow, logger)
+		defer stopFollowing()
+	}
 	server, err := reg.NewServer(&mcp.Implementation{Name: "logs", Title: "mcpres log slices", Version: "v0.1.0"}, nil)
 	if err != nil {
 		return err
@@ -183,9 +208,9 @@ func cursorCodec(path string, overHTTP bool, logger *slog.Logger) (*cursor.Codec
 	return cursor.NewCodec(&cursor.Options{Keys: keys})
 }
 
-// newRegistry returns a registry serving the slices idx describes, read
-// from file, with list cursors signed by codec.
-func newRegistry(idx *Index, file *os.File, cfg config, codec *cursor.Codec, logger *slog.Logger) (*resource.Registry, error) {
+// newRegistry returns a registry serving the slices of lf, with list
+// cursors signed by codec. Each request asks lf for its current index.
+func newRegistry(lf *logFile, cfg config, codec *cursor.Codec, logger *slog.Logger) (*resource.Registry, error) {
 	maxSlice := cfg.maxSlice
 	if maxSlice <= 0 {
 		maxSlice = defaultMaxSlice
@@ -196,7 +221,7 @@ func newRegistry(idx *Index, file *os.File, cfg config, codec *cursor.Codec, log
 	}
 	complete := func(variable string) resource.TemplateOption {
 		return resource.WithCompleter(variable, func(ctx context.Context, partial string, bound map[string]string) ([]string, error) {
-			return idx.complete(variable, partial, bound), nil
+			return lf.index().complete(variable, partial, bound), nil
 		})
 	}
 	err = reg.AddTemplate(&mcp.ResourceTemplate{
@@ -206,13 +231,16 @@ func newRegistry(idx *Index, file *os.File, cfg config, codec *cursor.Codec, log
 		Description: "The lines of {service} from {hourRange} (UTC hours, such as 04-08) on {date} (YYYY-MM-DD).",
 		MIMEType:    "text/plain",
 	}, func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
-		return readSlice(idx, file, maxSlice, vars)
+		return readSlice(lf, maxSlice, vars)
 	},
 		resource.WithInstances(func(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
+			idx := lf.index()
 			keys := idx.After(after, limit)
 			out := make([]cursor.Item[*mcp.Resource], len(keys))
 			for i, k := range keys {
-				res, err := describe(reg, k, idx.slices[k])
+				// An index gains slices, and never loses one.
+				st, _ := idx.Stat(k)
+				res, err := describe(reg, k, st)
 				if err != nil {
 					return nil, err
 				}
@@ -221,9 +249,10 @@ func newRegistry(idx *Index, file *os.File, cfg config, codec *cursor.Codec, log
 			return out, nil
 		}),
 		// A subscription is accepted only for a slice that has lines: the
-		// index answers without reading the file.
+		// index answers without reading the file. A slice that appears
+		// as the file grows (-follow) is accepted from then on.
 		resource.WithExists(func(ctx context.Context, vars resource.Vars) (bool, error) {
-			_, ok := idx.lookup(vars)
+			_, ok := lf.index().lookup(vars)
 			return ok, nil
 		}),
 		complete("service"), complete("date"), complete("hourRange"))
@@ -234,14 +263,19 @@ func newRegistry(idx *Index, file *os.File, cfg config, codec *cursor.Codec, log
 	return reg, nil
 }
 
-// describe returns the listing entry of slice k, whose URI reg builds
-// from the template.
-func describe(reg *resource.Registry, k sliceKey, st sliceStat) (*mcp.Resource, error) {
-	r := hourRanges[k.hr]
+// sliceURI returns the URI of slice k, which reg builds from the template:
+// the URI the listing gives, and follow reports changed.
+func sliceURI(reg *resource.Registry, k sliceKey) (string, error) {
 	// Expand percent-encodes each value as a client sends it. (A service
 	// name is made of characters no URI encodes, so concatenation would
 	// do today; Expand stays right if the names allowed grow.)
-	uri, err := reg.Expand(logTemplate, "service", k.service, "date", k.date, "hourRange", r)
+	return reg.Expand(logTemplate, "service", k.service, "date", k.date, "hourRange", hourRanges[k.hr])
+}
+
+// describe returns the listing entry of slice k.
+func describe(reg *resource.Registry, k sliceKey, st sliceStat) (*mcp.Resource, error) {
+	r := hourRanges[k.hr]
+	uri, err := sliceURI(reg, k)
 	if err != nil {
 		return nil, err
 	}
@@ -274,14 +308,13 @@ func (x *Index) lookup(vars resource.Vars) (sliceKey, bool) {
 	return k, ok
 }
 
-// readSlice reads log://{service}/{date}/{hourRange}. A slice that does
-// not exist (see Index.lookup) is not found.
-func readSlice(idx *Index, file *os.File, maxSlice int64, vars resource.Vars) (*mcp.ReadResourceResult, error) {
-	k, ok := idx.lookup(vars)
+// readSlice reads log://{service}/{date}/{hourRange} from lf. A slice that
+// does not exist (see Index.lookup) is not found.
+func readSlice(lf *logFile, maxSlice int64, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+	text, ok, err := lf.read(vars, maxSlice)
 	if !ok {
 		return nil, resource.ErrNotFound
 	}
-	text, err := idx.ReadSlice(file, k, maxSlice)
 	var tooLarge *SliceTooLargeError
 	if errors.As(err, &tooLarge) {
 		// Sent to the client as is: it says what to do.

@@ -186,8 +186,8 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	require.Empty(t, complete("hourRange", "", map[string]string{"service": "delta", "date": "2026-11-20"}))
 
 	// Subscriptions: accepted for a slice with lines, refused for
-	// one with none. (The file does not change while the server
-	// runs, so no update ever comes.)
+	// one with none. (Without -follow the server reads the file once,
+	// so no update ever comes.)
 	for _, w := range want {
 		require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "log://" + w.key}), w.key)
 	}
@@ -207,6 +207,37 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 			require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, uri)
 			require.Contains(t, jerr.Message, "no such resource", uri)
 		}
+	}
+}
+
+// With -follow, a client of each protocol version over stdio is told when
+// the slice it subscribed to gains lines, and reads them.
+func TestStdioFollow(t *testing.T) {
+	const uri = "log://alpha/2026-11-20/20-24" // the slice of testLog's last line
+	for _, version := range mcptest.Versions {
+		t.Run(version, func(t *testing.T) {
+			path := writeTestLog(t)
+			var n mcptest.Notifications
+			cs := mcptest.Stdio(t, binPath, []string{"-file", path, "-follow", "50ms"}, version, n.ClientOptions(nil))
+			require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
+			require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}))
+
+			// A line each call: WaitUpdated calls again every second
+			// until the update comes.
+			var appended []string
+			n.WaitUpdated(t, uri, func() {
+				line := fmt.Sprintf("2026-11-20T23:59:59.5Z alpha INFO follow %d\n", len(appended)+1)
+				appended = append(appended, line)
+				appendTo(t, path, line)
+			})
+
+			// The update came once a line was indexed; later ones may be
+			// indexed too, by now.
+			got := readText(t, cs, uri)
+			all := "2026-11-20T23:59:59Z alpha INFO a4\n" + strings.Join(appended, "")
+			require.True(t, strings.HasPrefix(all, got), "read %q, not lines of %q", got, all)
+			require.True(t, strings.HasPrefix(got, "2026-11-20T23:59:59Z alpha INFO a4\n"+appended[0]), "read %q", got)
+		})
 	}
 }
 
