@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -177,6 +178,8 @@ type Codec struct {
 	ttl     time.Duration
 	now     func() time.Time
 	scratch sync.Pool // *scratch
+	tags    sync.Map  // method → [methodTagSize]byte, see methodTag
+	ntags   atomic.Int32
 }
 
 // A codecKey is a configured key, ready for use.
@@ -320,7 +323,7 @@ func (c *Codec) encode(method, scope string, p Position, nonce []byte) string {
 	}
 	b := st.binding(method, scope)
 	pt = append(pt, b[:]...)
-	t := st.methodTag(method)
+	t := c.methodTag(st, method)
 	pt = append(pt, t[:]...)
 	pt = binary.AppendUvarint(pt, uint64(len(p.Source)))
 	pt = binary.AppendUvarint(pt, uint64(len(p.Key)))
@@ -364,7 +367,25 @@ func (st *scratch) binding(method, scope string) [bindingSize]byte {
 	return [bindingSize]byte(sum[:])
 }
 
-// methodTag returns the method tag of a cursor for method.
+// maxCachedTags bounds the method tags a Codec keeps: a server lists
+// under a handful of methods.
+const maxCachedTags = 16
+
+// methodTag returns the method tag of a cursor for method, computed once
+// for each of the first maxCachedTags methods: it depends on the method
+// alone, and a list page would otherwise pay a SHA-256 sum for it.
+func (c *Codec) methodTag(st *scratch, method string) [methodTagSize]byte {
+	if t, ok := c.tags.Load(method); ok {
+		return t.([methodTagSize]byte)
+	}
+	t := st.methodTag(method)
+	if c.ntags.Add(1) <= maxCachedTags {
+		c.tags.Store(method, t)
+	}
+	return t
+}
+
+// methodTag computes the method tag of a cursor for method.
 func (st *scratch) methodTag(method string) [methodTagSize]byte {
 	h := append(st.h[:0], methodInfo...)
 	h = append(h, method...)
@@ -504,7 +525,7 @@ func (c *Codec) parse(st *scratch, pt []byte, method, scope string) (Position, e
 
 	// Well formed: is it this request's, and still good?
 	if want := st.binding(method, scope); subtle.ConstantTimeCompare(bind, want[:]) != 1 {
-		if t := st.methodTag(method); !bytes.Equal(tag, t[:]) {
+		if t := c.methodTag(st, method); !bytes.Equal(tag, t[:]) {
 			return Position{}, fmt.Errorf("%w: not issued by this server for %s", ErrOtherMethod, method)
 		}
 		return Position{}, fmt.Errorf("%w: not issued by this server for this scope of %s", ErrOtherScope, method)

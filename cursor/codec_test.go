@@ -1002,3 +1002,20 @@ func TestCodecAllocs(t *testing.T) {
 		}
 	}), 6.0)
 }
+
+// The method tags a Codec keeps are those of the methods themselves: a
+// refusal names the right reason past the cached methods too.
+func TestMethodTagsCached(t *testing.T) {
+	c, err := NewCodec(nil)
+	require.NoError(t, err)
+	for i := range 2 * maxCachedTags {
+		method := fmt.Sprintf("m%d", i)
+		cur := c.Encode(method, "scope", Position{Key: "k"})
+		_, err := c.Decode(method, "scope", cur)
+		require.NoError(t, err, method)
+		_, err = c.Decode(method+"x", "scope", cur)
+		require.ErrorIs(t, err, ErrOtherMethod, method)
+		_, err = c.Decode(method, "other", cur)
+		require.ErrorIs(t, err, ErrOtherScope, method)
+	}
+}
