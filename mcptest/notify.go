@@ -29,18 +29,25 @@ type Notifications struct {
 }
 
 // ClientOptions returns a copy of opts (nil for none) whose
-// ResourceUpdatedHandler and ResourceListChangedHandler record into n. A
-// 2026-07-28 client listens for list_changed only when the latter is set,
-// as it is here.
+// ResourceUpdatedHandler and ResourceListChangedHandler record into n,
+// after calling those opts had, if any. A 2026-07-28 client listens for
+// list_changed only when the latter is set, as it always is here.
 func (n *Notifications) ClientOptions(opts *mcp.ClientOptions) *mcp.ClientOptions {
 	var o mcp.ClientOptions
 	if opts != nil {
 		o = *opts
 	}
-	o.ResourceUpdatedHandler = func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+	updated, listChanged := o.ResourceUpdatedHandler, o.ResourceListChangedHandler
+	o.ResourceUpdatedHandler = func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		if updated != nil {
+			updated(ctx, req)
+		}
 		n.record(func() { n.updated = append(n.updated, req.Params.URI) })
 	}
-	o.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) {
+	o.ResourceListChangedHandler = func(ctx context.Context, req *mcp.ResourceListChangedRequest) {
+		if listChanged != nil {
+			listChanged(ctx, req)
+		}
 		n.record(func() { n.listChanged++ })
 	}
 	return &o

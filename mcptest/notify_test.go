@@ -30,7 +30,10 @@ func TestNotifications(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := notifyingServer()
 				var n mcptest.Notifications
-				cs := mcptest.Connect(t, s, version, n.ClientOptions(nil))
+				own := 0 // a handler of the test's own still runs
+				cs := mcptest.Connect(t, s, version, n.ClientOptions(&mcp.ClientOptions{
+					ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) { own++ },
+				}))
 				require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "x:a"}))
 
 				// The change is made again each second until its update
@@ -43,6 +46,7 @@ func TestNotifications(t *testing.T) {
 					}
 				})
 				assert.Equal(t, 3, calls)
+				assert.Equal(t, 1, own)
 				assert.Empty(t, n.Updated(), "the update waited for is taken")
 
 				n.WaitListChanged(t, func() {

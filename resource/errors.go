@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/mcpres/mcpres/internal/uri"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -244,14 +243,4 @@ func userError(msg string, err error) *failure {
 		return &failure{outcome: outcomeFailed, reply: jerr}
 	}
 	return failed(msg, err)
-}
-
-// invalidURI is the error for u, a URI from the server's own code that
-// the URI check refused with err: it wraps ErrInvalidURI, and names the
-// URI a client would send for u, if percent-encoding makes one.
-func invalidURI(u string, err error) error {
-	if fixed := uri.Encode(u); fixed != u && uri.Check(fixed, len(fixed)) == nil {
-		return fmt.Errorf("%w: %v (a client would send %q; build URIs with Registry.Expand)", ErrInvalidURI, err, fixed)
-	}
-	return fmt.Errorf("%w: %v", ErrInvalidURI, err)
 }

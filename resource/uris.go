@@ -35,7 +35,8 @@ import (
 // registered, and another error if nameValues has an odd length, names a
 // variable the template does not have (or one twice), holds a value that
 // is not valid UTF-8 (or that a prefix modifier cannot cut), or if the
-// URI is one the registry would refuse or route nowhere (ErrInvalidURI).
+// URI is one the registry would refuse, or one the template does not
+// match back (ErrInvalidURI).
 func (r *Registry) Expand(uriTemplate string, nameValues ...string) (string, error) {
 	e, ok := r.templates.Get(uriTemplate)
 	if !ok {
@@ -63,8 +64,10 @@ func (r *Registry) Expand(uriTemplate string, nameValues ...string) (string, err
 	if err := uri.Check(u, r.opts.MaxURILength); err != nil {
 		return "", fmt.Errorf("resource: Expand %q gives %q: %w: %v", uriTemplate, u, ErrInvalidURI, err)
 	}
-	if _, err := r.resolve(u); err != nil {
-		return "", fmt.Errorf("resource: Expand %q gives %q, which no template reads back: %w", uriTemplate, u, ErrInvalidURI)
+	// If its own template matches it, the registry routes it there or to
+	// a more specific template: it reads back.
+	if _, ok := e.compiled.Match(u); !ok {
+		return "", fmt.Errorf("resource: Expand %q gives %q, which the template does not read back: %w", uriTemplate, u, ErrInvalidURI)
 	}
 	return u, nil
 }
@@ -181,4 +184,14 @@ func (r *Registry) canonical(t target, u string) (canon string, ok bool) {
 		return "", false
 	}
 	return canon, true
+}
+
+// invalidURI is the error for u, a URI from the server's own code that
+// the URI check refused with err: it wraps ErrInvalidURI, and names the
+// URI a client would send for u, if percent-encoding makes one.
+func invalidURI(u string, err error) error {
+	if fixed := uri.Encode(u); fixed != u && uri.Check(fixed, len(fixed)) == nil {
+		return fmt.Errorf("%w: %v (a client would send %q; build URIs with Registry.Expand)", ErrInvalidURI, err, fixed)
+	}
+	return fmt.Errorf("%w: %v", ErrInvalidURI, err)
 }
