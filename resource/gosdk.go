@@ -66,9 +66,10 @@ import (
 // marker is the one go-sdk resource behind a mounted registry (behaviour 1).
 var marker = &mcp.Resource{URI: "mcpres:registry", Name: "mcpres registry"}
 
-// protocolSEP2164 is the first protocol version whose specification answers
-// an unknown resource with -32602 (SEP-2164); behaviour 9.
-const protocolSEP2164 = "2026-07-28"
+// protocol20260728 is the first protocol version whose clients need no
+// session (SEP-2575) and whose specification answers an unknown resource
+// with -32602 (SEP-2164); behaviours 9 and 11.
+const protocol20260728 = "2026-07-28"
 
 // headerProtocolVersion is the HTTP header in which streamable HTTP
 // clients name their protocol version (behaviour 11).
@@ -76,7 +77,7 @@ const headerProtocolVersion = "Mcp-Protocol-Version"
 
 // sessionless reports whether a client on protocol version needs no
 // session: 2026-07-28 and later (behaviours 9, 11).
-func sessionless(version string) bool { return version >= protocolSEP2164 }
+func sessionless(version string) bool { return version >= protocol20260728 }
 
 // unreachable reports whether the session of req, a request on protocol
 // version, cannot be sent anything after its responses: a session before
@@ -105,7 +106,7 @@ func withholdNotifications(res mcp.Result) {
 
 // notFoundIsInvalidParams reports whether a client on protocol version
 // expects -32602 for an unknown resource (behaviour 9).
-func notFoundIsInvalidParams(version string) bool { return version >= protocolSEP2164 }
+func notFoundIsInvalidParams(version string) bool { return version >= protocol20260728 }
 
 // readKey is the context key under which the middleware passes a
 // resources/read request to the marker's handler (behaviour 2).
