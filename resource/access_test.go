@@ -81,8 +81,10 @@ type accessServer struct {
 }
 
 // newAccessServer serves a registry with opts (nil: teamPolicy, page size
-// 3), over stateless streamable HTTP, or stateful if stateful is set.
-func newAccessServer(t *testing.T, opts *resource.Options, stateful bool) *accessServer {
+// 3) over streamable HTTP: behind NewHTTPHandler if sessions is set (legacy
+// clients in sessions, 2026-07-28 statelessly), else behind go-sdk's
+// stateless handler for every version.
+func newAccessServer(t *testing.T, opts *resource.Options, sessions bool) *accessServer {
 	t.Helper()
 	s := &accessServer{logs: new(syncBuffer), listenErrors: make(chan error, 10)}
 	if opts == nil {
@@ -129,8 +131,11 @@ func newAccessServer(t *testing.T, opts *resource.Options, stateful bool) *acces
 			return res, err
 		}
 	})
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: !stateful})
+	var handler http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true})
+	if sessions {
+		handler = resource.NewHTTPHandler(server, nil)
+	}
 	hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(handler))
 	t.Cleanup(hs.Close)
 	s.url = hs.URL
@@ -336,14 +341,9 @@ func TestAuthorizeReadLooksMissing(t *testing.T) {
 
 func TestAuthorizeSubscribe(t *testing.T) {
 	t.Parallel()
-	// go-sdk notifies legacy sessions over stateful HTTP, and serves
-	// 2026-07-28 over stateless HTTP only.
-	stateful, stateless := newAccessServer(t, nil, true), newAccessServer(t, nil, false)
+	// One URL serves every era, each with its notifications.
+	s := newAccessServer(t, nil, true)
 	forEachVersion(t, func(t *testing.T, version string) {
-		s := stateful
-		if version >= "2026-07-28" {
-			s = stateless
-		}
 		updated := make(chan string, 10)
 		bob := s.connect(t, "bob-token", version, &mcp.ClientOptions{
 			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
@@ -394,7 +394,7 @@ func TestAuthorizeSubscribe(t *testing.T) {
 		assert.Empty(t, s.listenErrors, "bob's own subscription was not refused")
 	})
 	var allowed, denied int
-	for _, rec := range append(stateful.records(t, "subscribe"), stateless.records(t, "subscribe")...) {
+	for _, rec := range s.records(t, "subscribe") {
 		assert.Equal(t, "bob", rec["identity"], "the listen's token reaches its subscriptions")
 		switch rec["decision"] {
 		case "allowed":
@@ -591,9 +591,7 @@ func TestRateLimitsAnonymous(t *testing.T) {
 			require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://a", Name: "a"}, resource.Text("a")))
 			server, err := reg.NewServer(&mcp.Implementation{Name: "anon"}, &mcp.ServerOptions{Logger: quietLogger()})
 			require.NoError(t, err)
-			handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-				&mcp.StreamableHTTPOptions{Stateless: version >= "2026-07-28"})
-			hs := httptest.NewServer(resource.WithClientAddress(handler, "X-Forwarded-For"))
+			hs := httptest.NewServer(resource.WithClientAddress(resource.NewHTTPHandler(server, nil), "X-Forwarded-For"))
 			t.Cleanup(hs.Close)
 			connect := func(addr string) *mcp.ClientSession {
 				var rt http.RoundTripper = mcptest.HTTPClient(t, "").Transport

@@ -32,8 +32,9 @@ func (n *teamNotes) add(team, key string) {
 	n.rows.Set(key, &mcp.Resource{URI: "notes://" + team + "/" + key, Name: team + " " + key})
 }
 
-// tenantServer serves notes behind teamPolicy over stateless streamable
-// HTTP with bearer tokens, at page size pageSize.
+// tenantServer serves notes behind teamPolicy over streamable HTTP, every
+// era on one URL (NewHTTPHandler), with bearer tokens, at page size
+// pageSize.
 func tenantServer(t *testing.T, notes *teamNotes, pageSize int) string {
 	t.Helper()
 	reg := newRegistry(t, &resource.Options{Authorize: teamPolicy, PageSize: pageSize, Logger: quietLogger()})
@@ -41,9 +42,7 @@ func tenantServer(t *testing.T, notes *teamNotes, pageSize int) string {
 		resource.WithInstances(notes.rows.List)))
 	server, err := reg.NewServer(&mcp.Implementation{Name: "tenants"}, &mcp.ServerOptions{Logger: quietLogger()})
 	require.NoError(t, err)
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: true})
-	hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(handler))
+	hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(resource.NewHTTPHandler(server, nil)))
 	t.Cleanup(hs.Close)
 	return hs.URL
 }
@@ -163,9 +162,7 @@ func TestSubscriptionAccessWithdrawn(t *testing.T) {
 				}, resource.WithInstances(notes.rows.List)))
 			server, err := reg.NewServer(&mcp.Implementation{Name: "withdrawn"}, &mcp.ServerOptions{Logger: quietLogger()})
 			require.NoError(t, err)
-			handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-				&mcp.StreamableHTTPOptions{Stateless: version >= "2026-07-28"})
-			hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(handler))
+			hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(resource.NewHTTPHandler(server, nil)))
 			t.Cleanup(hs.Close)
 
 			updates := map[string]chan string{"alice": make(chan string, 100), "bob": make(chan string, 100)}
@@ -450,9 +447,7 @@ func TestReadLimitsOverHTTP(t *testing.T) {
 	for _, version := range versions {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-				&mcp.StreamableHTTPOptions{Stateless: version >= "2026-07-28"})
-			hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(handler))
+			hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(resource.NewHTTPHandler(server, nil)))
 			t.Cleanup(hs.Close)
 			cs := mcptest.ConnectHTTP(t, hs.URL, "alice-token", version, nil)
 			read := func(u string) error {
@@ -466,6 +461,50 @@ func TestReadLimitsOverHTTP(t *testing.T) {
 			jerr = rpcError(t, read("notes://a/leaky"))
 			assert.EqualValues(t, jsonrpc.CodeInternalError, jerr.Code)
 			assert.Equal(t, "Internal error", jerr.Message, "bob's note does not go out")
+		})
+	}
+}
+
+// Replicas that share cursor keys continue each other's walks, in every
+// era, and still refuse a cursor to any caller but the one it was issued
+// to; a replica with other keys refuses it.
+func TestReplicasShareCursors(t *testing.T) {
+	t.Parallel()
+	notes := new(teamNotes)
+	for i := range 20 {
+		notes.add("a", fmt.Sprintf("a-%02d", i))
+		notes.add("b", fmt.Sprintf("b-%02d", i))
+	}
+	shared := [][]byte{[]byte("a key every replica holds, 32 b")}
+	replica := func(keys [][]byte) string {
+		codec, err := cursor.NewCodec(&cursor.Options{Keys: keys})
+		require.NoError(t, err)
+		reg := newRegistry(t, &resource.Options{Authorize: teamPolicy, PageSize: 3, Cursors: codec, Logger: quietLogger()})
+		require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "notes://{team}/{id}", Name: "note"}, nil2,
+			resource.WithInstances(notes.rows.List)))
+		server, err := reg.NewServer(&mcp.Implementation{Name: "replica"}, &mcp.ServerOptions{Logger: quietLogger()})
+		require.NoError(t, err)
+		hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(resource.NewHTTPHandler(server, nil)))
+		t.Cleanup(hs.Close)
+		return hs.URL
+	}
+	a, b, other := replica(shared), replica(shared), replica([][]byte{[]byte("another deployment's key, 32 by")})
+	for _, version := range allVersions {
+		t.Run(version, func(t *testing.T) {
+			first, err := mcptest.ConnectHTTP(t, a, "alice-token", version, nil).ListResources(t.Context(), nil)
+			require.NoError(t, err)
+			require.Len(t, first.Resources, 3)
+			require.NoError(t, mcptest.ContinueWalk(t, mcptest.ConnectHTTP(t, b, "alice-token", version, nil), first),
+				"alice's walk goes on at the other replica")
+			for name, cs := range map[string]*mcp.ClientSession{
+				"bob at the other replica":    mcptest.ConnectHTTP(t, b, "bob-token", version, nil),
+				"alice at another deployment": mcptest.ConnectHTTP(t, other, "alice-token", version, nil),
+			} {
+				_, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: first.NextCursor})
+				jerr := rpcError(t, err)
+				assert.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, name)
+				assert.Equal(t, "invalid cursor", jerr.Message, name)
+			}
 		})
 	}
 }
