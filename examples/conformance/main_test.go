@@ -60,15 +60,14 @@ func TestHTTP(t *testing.T) {
 
 			require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: watchedURI}))
 			require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://template/42/data"}))
-			if version < "2026-07-28" {
-				// A 2026-07-28 client subscribes in the background, and
-				// learns of a refusal only as the end of its listen stream.
-				for _, uri := range []string{"test://template//data", "test://unknown"} {
-					err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
-					var jerr *jsonrpc.Error
-					require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", uri, err)
-					require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, uri)
-				}
+			// Refused in every era. go-sdk's 2026-07-28 client subscribes in
+			// the background and never reports a refusal: SubscribeHTTP
+			// sends the subscriptions/listen itself.
+			for _, uri := range []string{"test://template//data", "test://unknown"} {
+				err := mcptest.SubscribeHTTP(t, url, "", version, uri)
+				var jerr *jsonrpc.Error
+				require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", uri, err)
+				require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, uri)
 			}
 			// The resource changes on its own, every -update.
 			n.WaitUpdated(t, watchedURI, nil)

@@ -30,10 +30,6 @@ const uriPrefix = "file:///"
 // uriTemplate is the one template behind every file and directory.
 const uriTemplate = uriPrefix + "{+path}"
 
-// fileTemplate is uriTemplate compiled, to build the URIs of files as the
-// registry names them (see fileURI).
-var fileTemplate = uritemplate.MustParse(uriTemplate)
-
 // sniffLen is how much of a file mimetype.Detect looks at.
 const sniffLen = 512
 
@@ -43,9 +39,10 @@ const sniffLen = 512
 // included, that leads out of the directory.
 type fileServer struct {
 	root    *os.Root
-	dir     string   // the root's absolute path, for fsnotify
-	maxSize int64    // the largest file (or directory listing) read, in bytes
-	deny    []string // path.Match patterns of what is not served
+	dir     string             // the root's absolute path, for fsnotify
+	maxSize int64              // the largest file (or directory listing) read, in bytes
+	deny    []string           // path.Match patterns of what is not served
+	reg     *resource.Registry // set by register: builds the URIs listed
 }
 
 // newFileServer opens dir for serving. deny holds path.Match patterns,
@@ -69,21 +66,38 @@ func newFileServer(dir string, maxSize int64, deny []string) (*fileServer, error
 
 func (s *fileServer) Close() error { return s.root.Close() }
 
-// fileURI returns the URI of rel, a slash-separated path relative to the
-// root ("" for the root itself), with a trailing slash for a directory:
-// uriTemplate's own expansion of the path in the shape of the template
-// (uritemplate.Template.ExpandURI), which percent-encodes what a URI may
-// not hold and what would start a query or fragment ("sp ace/café.md" is
-// file:///sp%20ace/caf%C3%A9.md, "[id]#1.tsx" is file:///%5Bid%5D%231.tsx),
-// as Registry.Expand builds it. It is the URI resources/list gives, and the
+// register adds to reg the one template behind every file and directory,
+// uriTemplate, served by s, whose listed URIs s then builds with
+// reg.Expand (see uri).
+func (s *fileServer) register(reg *resource.Registry) error {
+	s.reg = reg
+	return reg.AddTemplate(&mcp.ResourceTemplate{
+		URITemplate: uriTemplate,
+		Name:        "file",
+		Title:       "Files",
+		Description: "A file or directory of the served tree, by its path from the root, each segment percent-encoded; a directory's path ends in '/'.",
+	}, s.read,
+		resource.WithSafePaths(),       // ../, %2e%2e, NUL, backslash, /abs: not found
+		resource.WithInstances(s.list), // resources/list walks the tree
+		resource.WithExists(s.exists),  // subscribe only to what a read serves
+		resource.WithCompleter("path", s.complete),
+	)
+}
+
+// uri returns the URI of rel, a slash-separated path relative to the root
+// ("" for the root itself), with a trailing slash for a directory: the
+// registry's expansion of uriTemplate (Registry.Expand), which
+// percent-encodes what a URI may not hold and what would start a query or
+// fragment ("sp ace/café.md" is file:///sp%20ace/caf%C3%A9.md, "[id]#1.tsx"
+// is file:///%5Bid%5D%231.tsx). It is the URI resources/list gives, and the
 // only spelling of the resource that resources/subscribe accepts; reads
-// accept others (file:///%61.txt reads a.txt). It fails only for a path
-// that is not valid UTF-8.
-func fileURI(rel string, dir bool) (string, error) {
+// accept others (file:///%61.txt reads a.txt). It fails for a path that is
+// not valid UTF-8, or whose URI is longer than the registry reads.
+func (s *fileServer) uri(rel string, dir bool) (string, error) {
 	if dir && rel != "" {
 		rel += "/"
 	}
-	return fileTemplate.ExpandURI(map[string]uritemplate.Value{"path": uritemplate.StringValue(rel)})
+	return s.reg.Expand(uriTemplate, "path", rel)
 }
 
 // parseURI returns the path, relative to the root, that u names and
@@ -135,7 +149,7 @@ func (s *fileServer) servable(rel string) bool {
 // It sees the path decoded (resource.Vars), not the URI: a spelling that
 // parseURI refuses but that decodes to a served path, such as
 // file:///a%2Fb.txt for a/b.txt, passes it, and is then refused by the
-// registry as another spelling than its own (fileURI). Every traversal
+// registry as another spelling than its own (see uri). Every traversal
 // form decodes to an unsafe path, refused by resource.WithSafePaths before
 // exists runs, and by servable here.
 func (s *fileServer) exists(_ context.Context, vars resource.Vars) (bool, error) {
@@ -188,10 +202,9 @@ func (s *fileServer) statDir(rel string) (fs.FileInfo, error) {
 
 // allowed reports whether rel, a slash-separated path relative to the
 // root, may be served: it is valid UTF-8 (as every value a URI template
-// matches is), no segment is empty, hidden
-// (starts with '.') or holds a backslash (which no URI of ours can name),
-// and no deny pattern matches a segment or the path up to and including
-// any segment.
+// matches is), no segment is empty, hidden (starts with '.') or holds a
+// backslash or a NUL (which no URI of ours can name), and no deny pattern
+// matches a segment or the path up to and including any segment.
 func (s *fileServer) allowed(rel string) bool {
 	if rel == "" {
 		return true
@@ -343,7 +356,7 @@ func (s *fileServer) readDir(rel string) (*mcp.ResourceContents, error) {
 	var b strings.Builder
 	for _, e := range entries {
 		if e.link {
-			if fi, err := s.root.Stat(osName(joinRel(rel, e.name))); err != nil || !fi.Mode().IsRegular() {
+			if _, err := s.statFile(joinRel(rel, e.name)); err != nil {
 				continue // as in resources/list
 			}
 		}
@@ -465,9 +478,9 @@ func (w *walker) walk(prefix string) error {
 	}
 	for _, e := range entries[i:] {
 		child := prefix + e.name
-		uri, err := fileURI(child, e.dir)
-		if err != nil || len(uri) > resource.DefaultMaxURILength {
-			continue // a URI that cannot be read; and all under it
+		uri, err := w.s.uri(child, e.dir)
+		if err != nil {
+			continue // a URI the registry would not read (too long, say); and all under it
 		}
 		if e.dir {
 			if err := w.emitDir(child, uri); err != nil {
@@ -476,7 +489,7 @@ func (w *walker) walk(prefix string) error {
 			if err := w.walk(child + "/"); err != nil {
 				return err
 			}
-		} else if err := w.emitFile(child, uri, e.link); err != nil {
+		} else if err := w.emitFile(child, uri); err != nil {
 			return err
 		}
 	}
@@ -507,8 +520,8 @@ func (w *walker) emitDir(rel, uri string) error {
 }
 
 // emitFile lists the file rel, whose URI is uri.
-func (w *walker) emitFile(rel, uri string, link bool) error {
-	r, err := w.s.describeFile(rel, uri, link)
+func (w *walker) emitFile(rel, uri string) error {
+	r, err := w.s.describeFile(rel, uri)
 	if err != nil {
 		return nil // gone, unreadable, or a link to something else than a file
 	}
@@ -517,24 +530,14 @@ func (w *walker) emitFile(rel, uri string, link bool) error {
 
 // describeFile returns the resource of the regular file rel, at uri: its
 // name, size, modification time and MIME type, detected from its name and
-// first bytes. A symbolic link (link) is described by what it points to
-// inside the root.
-func (s *fileServer) describeFile(rel, uri string, link bool) (*mcp.Resource, error) {
-	name := osName(rel)
-	var fi fs.FileInfo
-	var err error
-	if link {
-		fi, err = s.root.Stat(name)
-	} else {
-		fi, err = s.root.Lstat(name)
-	}
+// first bytes. A symbolic link is described by what it points to inside
+// the root.
+func (s *fileServer) describeFile(rel, uri string) (*mcp.Resource, error) {
+	fi, err := s.statFile(rel)
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	f, err := s.root.Open(name)
+	f, err := s.root.Open(osName(rel))
 	if err != nil {
 		return nil, err
 	}
@@ -567,10 +570,10 @@ func (s *fileServer) complete(ctx context.Context, partial string, _ map[string]
 	if i := strings.LastIndexByte(partial, '/'); i >= 0 {
 		dir, base = partial[:i], partial[i+1:]
 	}
-	if uritemplate.CheckPath(dir) != nil || !s.allowed(dir) {
+	if !s.servable(dir) {
 		return nil, nil
 	}
-	if fi, err := s.root.Lstat(osName(dir)); err != nil || !fi.IsDir() {
+	if _, err := s.statDir(dir); err != nil {
 		return nil, nil
 	}
 	entries, err := s.entries(dir)

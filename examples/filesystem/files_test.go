@@ -13,7 +13,6 @@ import (
 
 	"github.com/mcpres/mcpres/mimetype"
 	"github.com/mcpres/mcpres/resource"
-	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
@@ -21,6 +20,8 @@ import (
 // These tests call the file server directly; main_test.go drives the built
 // binary.
 
+// newTestServer returns a file server of dir, registered in a registry
+// of its own (s.reg) whose list pages hold 1,000 resources.
 func newTestServer(t testing.TB, dir string, deny ...string) *fileServer {
 	t.Helper()
 	if deny == nil {
@@ -29,6 +30,10 @@ func newTestServer(t testing.TB, dir string, deny ...string) *fileServer {
 	s, err := newFileServer(dir, 4<<20, deny)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
+	reg, err := resource.NewRegistry(&resource.Options{PageSize: 1000})
+	require.NoError(t, err)
+	t.Cleanup(func() { reg.Close() })
+	require.NoError(t, s.register(reg))
 	return s
 }
 
@@ -201,6 +206,13 @@ func TestParseURI(t *testing.T) {
 }
 
 func TestFileURI(t *testing.T) {
+	s := newTestServer(t, t.TempDir())
+	uri := func(rel string, dir bool) string {
+		t.Helper()
+		u, err := s.uri(rel, dir)
+		require.NoError(t, err, rel)
+		return u
+	}
 	for rel, want := range map[string]string{
 		"":                  "file:///",
 		"a/b.txt":           "file:///a/b.txt",
@@ -210,25 +222,20 @@ func TestFileURI(t *testing.T) {
 		"a%20b":             "file:///a%2520b",
 		"(draft) a+b=c!.md": "file:///(draft)%20a+b=c!.md",
 	} {
-		require.Equal(t, want, mustFileURI(t, rel, false), rel)
+		require.Equal(t, want, uri(rel, false), rel)
 	}
-	require.Equal(t, "file:///a/b/", mustFileURI(t, "a/b", true))
-	require.Equal(t, "file:///", mustFileURI(t, "", true))
-	_, err := fileURI("bad-\xff", false)
+	require.Equal(t, "file:///a/b/", uri("a/b", true))
+	require.Equal(t, "file:///", uri("", true))
+	_, err := s.uri("bad-\xff", false)
 	require.Error(t, err, "not UTF-8")
+	_, err = s.uri(strings.Repeat("x", resource.DefaultMaxURILength), false)
+	require.Error(t, err, "too long to read")
 
-	// Each URI is the registry's own spelling of the path (Expand), one
-	// the template reads back, as the same path.
-	reg, err := resource.NewRegistry(nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { reg.Close() })
-	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: uriTemplate, Name: "file"}, notCalled))
-	s := newTestServer(t, t.TempDir())
+	// Each URI is the template's own expansion of the path, one the
+	// template reads back, as the same path.
 	for _, name := range append(trickyNames, "a b/c d", "x/y/z") {
-		u := mustFileURI(t, name, false)
-		expanded, err := reg.Expand(uriTemplate, "path", name)
-		require.NoError(t, err, name)
-		require.Equal(t, expanded, u, name)
+		u := uri(name, false)
+		require.Equal(t, mustFileURI(t, name, false), u, name)
 		rel, dir, ok := s.parseURI(u)
 		require.True(t, ok, name)
 		require.False(t, dir)
@@ -239,11 +246,6 @@ func TestFileURI(t *testing.T) {
 	}
 }
 
-// notCalled is a read function for a test that reads nothing.
-func notCalled(context.Context, *mcp.ReadResourceRequest, resource.Vars) (*mcp.ReadResourceResult, error) {
-	panic("not called")
-}
-
 // Every URI the server lists is one the registry accepts: served through
 // a registry, the tree of tricky names lists whole, each URI reads back
 // and can be subscribed to.
@@ -251,11 +253,7 @@ func TestListedURIsRead(t *testing.T) {
 	dir := t.TempDir()
 	want := makeTree(t, dir, 1)
 	s := newTestServer(t, dir)
-	reg, err := resource.NewRegistry(&resource.Options{PageSize: 1000})
-	require.NoError(t, err)
-	t.Cleanup(func() { reg.Close() })
-	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: uriTemplate, Name: "file"}, s.read,
-		resource.WithSafePaths(), resource.WithInstances(s.list), resource.WithExists(s.exists)))
+	reg := s.reg
 	res, err := reg.ListResources(t.Context(), nil)
 	require.NoError(t, err)
 	require.Empty(t, res.NextCursor)
@@ -290,7 +288,6 @@ func TestExists(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "link-out")))
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "dir-out")))
 	s := newTestServer(t, dir)
-	tmpl := uritemplate.MustParse(uriTemplate)
 	for uri, want := range map[string]bool{
 		"file:///":                     true,
 		"file:///top.txt":              true,
@@ -326,14 +323,14 @@ func TestExists(t *testing.T) {
 		"file:///C#.md":                true, // it matches C#.md (the registry then asks for its own spelling)
 		"file:///%5Bid%5D.tsx":         true,
 	} {
-		vars, ok := tmpl.Match(uri)
+		vars, ok := fileTmpl.Match(uri)
 		require.True(t, ok, uri)
 		got, err := s.exists(t.Context(), vars)
 		require.NoError(t, err, uri)
 		require.Equal(t, want, got, uri)
 		// What exists, a read serves, under the registry's own spelling
 		// (the one subscribe accepts).
-		canon, err := tmpl.ExpandURI(vars.Map())
+		canon, err := fileTmpl.ExpandURI(vars.Map())
 		require.NoError(t, err)
 		if _, _, readable := s.parseURI(canon); got {
 			require.True(t, readable, "%s exists: a read must serve %s", uri, canon)

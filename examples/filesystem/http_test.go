@@ -190,10 +190,7 @@ func invalidParams(t *testing.T, err error, what string) *jsonrpc.Error {
 // it issued are refused.
 func TestCursorsAcrossRestart(t *testing.T) {
 	f := newFixture(t)
-	var want []string
-	for _, k := range f.keys {
-		want = append(want, uriOf(t, k))
-	}
+	want := f.uris(t)
 	oldKey, newKey := randomKey(t), randomKey(t)
 	dir := t.TempDir()
 	oldFile, rotated := filepath.Join(dir, "old-keys"), filepath.Join(dir, "rotated-keys")
@@ -298,6 +295,7 @@ func randomKey(t *testing.T) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
+// resourceURIs returns the URIs of rs, in order.
 func resourceURIs(rs []*mcp.Resource) []string {
 	var out []string
 	for _, r := range rs {

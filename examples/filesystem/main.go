@@ -156,18 +156,8 @@ func run(cfg config, logger *slog.Logger) error {
 		return err
 	}
 	defer reg.Close() // after the server has stopped; it drops the subscriptions, calling OnUnwatch
-	err = reg.AddTemplate(&mcp.ResourceTemplate{
-		URITemplate: uriTemplate,
-		Name:        "file",
-		Title:       "Files",
-		Description: "A file or directory of the served tree, by its path from the root, each segment percent-encoded; a directory's path ends in '/'.",
-	}, files.read,
-		resource.WithSafePaths(),           // ../, %2e%2e, NUL, backslash, /abs: not found
-		resource.WithInstances(files.list), // resources/list walks the tree
-		resource.WithExists(files.exists),  // subscribe only to what a read serves
-		resource.WithCompleter("path", files.complete),
-	)
-	if err != nil {
+	// One template serves the tree: file:///{+path} (see register).
+	if err := files.register(reg); err != nil {
 		return err
 	}
 	live.start(reg)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/mcptest"
+	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -148,26 +149,36 @@ func listAll(t *testing.T, cs *mcp.ClientSession) ([]*mcp.Resource, int) {
 	return all, len(pages)
 }
 
-// uriOf is the URI the server gives the listed key.
-func uriOf(t testing.TB, key string) string {
-	dir := strings.HasSuffix(key, "/")
-	return mustFileURI(t, strings.TrimSuffix(key, "/"), dir)
+// uris returns the URIs the server lists for f, in order: those of
+// f.keys.
+func (f *fixture) uris(t testing.TB) []string {
+	out := make([]string, len(f.keys))
+	for i, key := range f.keys {
+		out[i] = mustFileURI(t, strings.TrimSuffix(key, "/"), strings.HasSuffix(key, "/"))
+	}
+	return out
 }
 
-// mustFileURI is fileURI, failing t on error.
+// fileTmpl is uriTemplate, parsed for the tests: the server's URIs are
+// its expansions (see fileServer.uri), and its matches their variables.
+var fileTmpl = uritemplate.MustParse(uriTemplate)
+
+// mustFileURI is the URI the server gives rel, a path relative to the
+// root, with a trailing slash for a directory (dir): fileTmpl's expansion
+// of it, as Registry.Expand builds it. It fails t on error.
 func mustFileURI(t testing.TB, rel string, dir bool) string {
 	t.Helper()
-	u, err := fileURI(rel, dir)
+	if dir && rel != "" {
+		rel += "/"
+	}
+	u, err := fileTmpl.ExpandURI(map[string]uritemplate.Value{"path": uritemplate.StringValue(rel)})
 	require.NoError(t, err, rel)
 	return u
 }
 
 func TestList(t *testing.T) {
 	f := newFixture(t)
-	var want []string
-	for _, k := range f.keys {
-		want = append(want, uriOf(t, k))
-	}
+	want := f.uris(t)
 	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			c, _ := connect(t, f.root, version)
@@ -364,13 +375,10 @@ func drain(t *testing.T, n *mcptest.Notifications) {
 	}
 }
 
+// listedURIs lists every page and returns the URIs listed, in order.
 func listedURIs(t *testing.T, cs *mcp.ClientSession) []string {
 	all, _ := listAll(t, cs)
-	var uris []string
-	for _, r := range all {
-		uris = append(uris, r.URI)
-	}
-	return uris
+	return resourceURIs(all)
 }
 
 // TestLive subscribes over stdio, at each protocol version, and changes

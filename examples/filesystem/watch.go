@@ -33,8 +33,8 @@ import (
 //
 // The URIs given to Changed are those the registry handed to watch: the
 // URIs clients subscribed to, which the registry accepts only in its own
-// spelling, percent-encoded as fileURI builds it (file:///caf%C3%A9.md,
-// never file:///%63af%C3%A9.md).
+// spelling, percent-encoded as fileServer.uri builds it
+// (file:///caf%C3%A9.md, never file:///%63af%C3%A9.md).
 type liveWatcher struct {
 	s      *fileServer
 	tree   bool
@@ -190,7 +190,7 @@ func (w *liveWatcher) handle(ev fsnotify.Event) {
 		w.forget(rel)
 	}
 	if newDir {
-		if fi, err := w.s.root.Lstat(osName(rel)); err == nil && fi.IsDir() {
+		if _, err := w.s.statDir(rel); err == nil {
 			w.addTree(rel) // files may be in it already: list_changed covers them
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mcpres/mcpres/resource"
 	"github.com/stretchr/testify/require"
 )
 
@@ -36,7 +35,7 @@ func TestWatchDemand(t *testing.T) {
 	s := newTestServer(t, dir)
 	w, err := newLiveWatcher(s, false, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	w.start(newTestRegistry(t))
+	w.start(s.reg)
 	t.Cleanup(func() { require.NoError(t, w.Close()) })
 	require.Empty(t, watchList(t, w, dir))
 
@@ -75,20 +74,11 @@ func TestWatchTree(t *testing.T) {
 	s := newTestServer(t, dir)
 	w, err := newLiveWatcher(s, true, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	w.start(newTestRegistry(t))
+	w.start(s.reg)
 	t.Cleanup(func() { require.NoError(t, w.Close()) })
 	want := []string{".", "a", "a/b", "c"}
 	require.Equal(t, want, watchList(t, w, dir))
 	w.watch("file:///a/b/f.txt")
 	w.unwatch("file:///a/b/f.txt")
 	require.Equal(t, want, watchList(t, w, dir))
-}
-
-// newTestRegistry returns a registry with the default options, closed
-// when the test ends.
-func newTestRegistry(t *testing.T) *resource.Registry {
-	reg, err := resource.NewRegistry(nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, reg.Close()) })
-	return reg
 }

@@ -43,6 +43,13 @@ func TestHTTP(t *testing.T) {
 			require.NotNil(t, caps)
 			require.True(t, caps.Subscribe, "subscribe advertised")
 			exercise(t, cs, version)
+
+			// Refused in every era. go-sdk's 2026-07-28 client subscribes
+			// in the background and never reports a refusal: SubscribeHTTP
+			// sends the subscriptions/listen itself.
+			for _, uri := range noSuchSlices {
+				requireNoSuchResource(t, mcptest.SubscribeHTTP(t, url, "", version, uri), uri)
+			}
 		})
 	}
 
@@ -210,15 +217,10 @@ func TestHTTPFollow(t *testing.T) {
 	// An update for the slice each subscribed to.
 	for i, version := range mcptest.Versions {
 		require.NoError(t, sessions[i].Subscribe(t.Context(), &mcp.SubscribeParams{URI: grown}), version)
-		if version < "2026-07-28" {
-			// The slice to come does not exist yet. (A 2026-07-28 client
-			// subscribes in the background, and learns of a refusal only
-			// as the end of its listen stream.)
-			err := sessions[i].Subscribe(t.Context(), &mcp.SubscribeParams{URI: newURI})
-			var jerr *jsonrpc.Error
-			require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", version, err)
-			require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, version)
-		}
+		// The slice to come does not exist yet. (go-sdk's 2026-07-28 client
+		// subscribes in the background and never reports a refusal:
+		// SubscribeHTTP sends the subscriptions/listen itself.)
+		requireNoSuchResource(t, mcptest.SubscribeHTTP(t, s.URL("/mcp"), "", version, newURI), newURI)
 	}
 	for i, version := range mcptest.Versions {
 		t.Run(version+"/updated", func(t *testing.T) { notes[i].WaitUpdated(t, grown, update) })

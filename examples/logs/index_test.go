@@ -204,24 +204,20 @@ func TestAppendByteByByte(t *testing.T) {
 // Lines appended extend the spans and stats of the slices they belong to,
 // and a last line without its newline is indexed once it has it.
 func TestAppendDelta(t *testing.T) {
-	key := func(s string) sliceKey {
-		f := strings.Split(s, "/")
-		return sliceKey{service: f[0], window: window{date: f[1], hr: rangeIndex(f[2])}}
-	}
 	file := unitLog // its last line has no newline
 	x := NewIndex()
 	_, err := x.Append(strings.NewReader(file))
 	require.NoError(t, err)
 	lastLine := strings.LastIndex(file, "\n") + 1
 	require.EqualValues(t, lastLine, x.Size(), "up to the line without its newline")
-	_, ok := x.Stat(key("db/2026-11-21/00-04"))
+	_, ok := x.Stat(parseKey("db/2026-11-21/00-04"))
 	require.False(t, ok, "the incomplete line is not indexed")
 
 	// Its newline arrives: the slice appears.
 	file += "\n"
 	d, err := x.Append(strings.NewReader(file[x.Size():]))
 	require.NoError(t, err)
-	require.Equal(t, Delta{Changed: []sliceKey{key("db/2026-11-21/00-04")}, Added: []sliceKey{key("db/2026-11-21/00-04")}}, d)
+	require.Equal(t, Delta{Changed: []sliceKey{parseKey("db/2026-11-21/00-04")}, Added: []sliceKey{parseKey("db/2026-11-21/00-04")}}, d)
 	require.EqualValues(t, len(file), x.Size())
 
 	// More lines: one for that slice, one for a new slice of the same
@@ -234,8 +230,8 @@ func TestAppendDelta(t *testing.T) {
 	d, err = x.Append(strings.NewReader(file[x.Size():]))
 	require.NoError(t, err)
 	require.Equal(t, Delta{
-		Changed: []sliceKey{key("api/2026-11-21/00-04"), key("db/2026-11-21/00-04"), key("worker/2026-11-21/04-08")},
-		Added:   []sliceKey{key("api/2026-11-21/00-04"), key("worker/2026-11-21/04-08")},
+		Changed: []sliceKey{parseKey("api/2026-11-21/00-04"), parseKey("db/2026-11-21/00-04"), parseKey("worker/2026-11-21/04-08")},
+		Added:   []sliceKey{parseKey("api/2026-11-21/00-04"), parseKey("worker/2026-11-21/04-08")},
 	}, d)
 	require.EqualValues(t, len(file), x.Size())
 
@@ -243,17 +239,17 @@ func TestAppendDelta(t *testing.T) {
 	// ends after "new slice"; 04-08 holds the last line alone.
 	require.Equal(t, span{int64(lastLine), int64(strings.Index(file, "\n\n2026-11-21T04") + 1)}, x.windows[window{"2026-11-21", 0}])
 	require.Equal(t, span{int64(strings.Index(file, "2026-11-21T04")), int64(len(file))}, x.windows[window{"2026-11-21", 1}])
-	st, _ := x.Stat(key("db/2026-11-21/00-04"))
+	st, _ := x.Stat(parseKey("db/2026-11-21/00-04"))
 	require.Equal(t, sliceStat{lines: 2, size: int64(len("2026-11-21T00:00:00Z db INFO next day\n2026-11-21T01:00:00Z db INFO more\n"))}, st)
-	st, _ = x.Stat(key("api/2026-11-20/04-08"))
+	st, _ = x.Stat(parseKey("api/2026-11-20/04-08"))
 	require.Equal(t, 2, st.lines, "an earlier slice is unchanged")
 	require.Equal(t, []string{"api", "db", "worker"}, x.services)
 
 	// Reads serve the lines appended; the whole is as one pass indexes it.
-	got, err := x.ReadSlice(strings.NewReader(file), key("db/2026-11-21/00-04"), 1<<20)
+	got, err := x.ReadSlice(strings.NewReader(file), parseKey("db/2026-11-21/00-04"), 1<<20)
 	require.NoError(t, err)
 	require.Equal(t, "2026-11-21T00:00:00Z db INFO next day\n2026-11-21T01:00:00Z db INFO more\n", string(got))
-	got, err = x.ReadSlice(strings.NewReader(file), key("api/2026-11-21/00-04"), 1<<20)
+	got, err = x.ReadSlice(strings.NewReader(file), parseKey("api/2026-11-21/00-04"), 1<<20)
 	require.NoError(t, err)
 	require.Equal(t, "2026-11-21T03:59:59.9Z api INFO new slice\n", string(got))
 	want, err := BuildIndex(strings.NewReader(file))
@@ -265,7 +261,7 @@ func TestAppendDelta(t *testing.T) {
 	file += "2026-11-21T05:00:00Z cache INFO hello\n"
 	d, err = x.Append(strings.NewReader(file[x.Size():]))
 	require.NoError(t, err)
-	require.Equal(t, []sliceKey{key("cache/2026-11-21/04-08")}, d.Added)
+	require.Equal(t, []sliceKey{parseKey("cache/2026-11-21/04-08")}, d.Added)
 	require.True(t, x.HasService("cache"))
 	require.Equal(t, []string{"cache"}, x.complete("service", "c", nil))
 	require.Equal(t, "cache/2026-11-21/04-08", x.After("api/2026-11-21/00-04", 1)[0].String())

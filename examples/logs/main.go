@@ -29,7 +29,7 @@
 //     with [resource.Registry.NotifyListChanged] that new slices appeared;
 //   - serve streamable HTTP with [resource.NewHTTPHandler], to clients of
 //     every protocol version on http://ADDR/mcp;
-//   - sign list cursors with keys given in a file (-cursor-keys) or in
+//   - encrypt list cursors with keys given in a file (-cursor-keys) or in
 //     $MCPRES_CURSOR_KEYS, so that a client's walk through the list
 //     survives a restart of the server, or reaches another replica.
 //
@@ -78,7 +78,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"syscall"
 	"time"
 
@@ -209,7 +208,7 @@ func cursorCodec(path string, overHTTP bool, logger *slog.Logger) (*cursor.Codec
 }
 
 // newRegistry returns a registry serving the slices of lf, with list
-// cursors signed by codec. Each request asks lf for its current index.
+// cursors encrypted by codec. Each request asks lf for its current index.
 func newRegistry(lf *logFile, cfg config, codec *cursor.Codec, logger *slog.Logger) (*resource.Registry, error) {
 	maxSlice := cfg.maxSlice
 	if maxSlice <= 0 {
@@ -289,21 +288,17 @@ func describe(reg *resource.Registry, k sliceKey, st sliceStat) (*mcp.Resource, 
 	}, nil
 }
 
-var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-
 // lookup returns the key of the slice that vars, the variables of
 // log://{service}/{date}/{hourRange}, name, and whether it exists: false
 // for a service with no lines, a malformed date or range, or a slice with
-// no lines.
+// no lines. The index holds only slices of well-formed keys, so one look
+// at it answers for all of them.
 func (x *Index) lookup(vars resource.Vars) (sliceKey, bool) {
-	service, date, hr := vars.Get("service"), vars.Get("date"), rangeIndex(vars.Get("hourRange"))
-	if !x.HasService(service) || hr < 0 || !dateRE.MatchString(date) {
+	hr := rangeIndex(vars.Get("hourRange"))
+	if hr < 0 {
 		return sliceKey{}, false
 	}
-	if _, err := time.Parse(time.DateOnly, date); err != nil {
-		return sliceKey{}, false
-	}
-	k := sliceKey{service: service, window: window{date: date, hr: hr}}
+	k := sliceKey{service: vars.Get("service"), window: window{date: vars.Get("date"), hr: hr}}
 	_, ok := x.Stat(k)
 	return k, ok
 }

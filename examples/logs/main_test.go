@@ -193,21 +193,32 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	}
 	if version < "2026-07-28" {
 		// A 2026-07-28 client subscribes in the background, and
-		// learns of a refusal only as the end of its listen stream.
-		for _, uri := range []string{
-			"log://delta/2026-11-20/04-08", // unknown service
-			"log://beta/2026-11-21/04-08",  // no lines that day
-			"log://beta/2026-13-40/04-08",  // impossible date
-			"log://beta/2026-11-20/04-09",  // not a range
-			"log://alpha/2026-11-20/08-12", // no alpha lines then
-		} {
-			err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
-			var jerr *jsonrpc.Error
-			require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", uri, err)
-			require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, uri)
-			require.Contains(t, jerr.Message, "no such resource", uri)
+		// learns of a refusal only as the end of its listen stream
+		// (TestHTTP checks it with mcptest.SubscribeHTTP).
+		for _, uri := range noSuchSlices {
+			requireNoSuchResource(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}), uri)
 		}
 	}
+}
+
+// noSuchSlices are URIs of testLog's template that name no slice: a
+// subscription to any is refused.
+var noSuchSlices = []string{
+	"log://delta/2026-11-20/04-08", // unknown service
+	"log://beta/2026-11-21/04-08",  // no lines that day
+	"log://beta/2026-13-40/04-08",  // impossible date
+	"log://beta/2026-11-20/04-09",  // not a range
+	"log://alpha/2026-11-20/08-12", // no alpha lines then
+}
+
+// requireNoSuchResource checks that err, the answer to a subscription to
+// uri, is -32602 "no such resource".
+func requireNoSuchResource(t *testing.T, err error, uri string) {
+	t.Helper()
+	var jerr *jsonrpc.Error
+	require.True(t, errors.As(err, &jerr), "%s: want a JSON-RPC error, got %v", uri, err)
+	require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, uri)
+	require.Contains(t, jerr.Message, "no such resource", uri)
 }
 
 // With -follow, a client of each protocol version over stdio is told when

@@ -23,7 +23,7 @@
 //     or over streamable HTTP with [resource.NewHTTPHandler], which serves
 //     clients of every protocol version, with their notifications, on
 //     /mcp;
-//   - sign list cursors with keys given in a file (-cursor-keys) or in
+//   - encrypt list cursors with keys given in a file (-cursor-keys) or in
 //     $MCPRES_CURSOR_KEYS, so that a client's walk through a paged
 //     resources/list (-page-size) survives a restart of the server.
 //

@@ -74,33 +74,23 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 		require.NotEmpty(t, r.Description, uri)
 	}
 
-	read := func(uri string) *mcp.ResourceContents {
-		t.Helper()
-		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-		require.NoError(t, err, uri)
-		require.Len(t, res.Contents, 1, uri)
-		c := res.Contents[0]
-		require.Equal(t, uri, c.URI)
-		return c
-	}
-
 	// Text resources: the declared MIME type and size match the content.
 	for _, uri := range []string{"quickstart://static/hello.txt", "quickstart://static/guide.md", "quickstart://static/settings.json"} {
-		c := read(uri)
+		c := read(t, cs, uri)
 		require.Equal(t, wantMIME[uri], c.MIMEType, uri)
 		require.NotEmpty(t, c.Text, uri)
 		require.Empty(t, c.Blob, uri)
 		require.Equal(t, got[uri].Size, int64(len(c.Text)), "%s: listed size", uri)
 	}
-	guide := read("quickstart://static/guide.md").Text
+	guide := read(t, cs, "quickstart://static/guide.md").Text
 	require.True(t, strings.HasPrefix(guide, "# "), "markdown heading")
 	require.Contains(t, guide, "`quickstart://greetings/Ada%20Lovelace`", "the example URI, percent-encoded")
 	var settings map[string]any
-	require.NoError(t, json.Unmarshal([]byte(read("quickstart://static/settings.json").Text), &settings))
+	require.NoError(t, json.Unmarshal([]byte(read(t, cs, "quickstart://static/settings.json").Text), &settings))
 	require.NotEmpty(t, settings)
 
 	// The PNG arrives as a blob that decodes as a PNG image.
-	c := read("quickstart://static/logo.png")
+	c := read(t, cs, "quickstart://static/logo.png")
 	require.Equal(t, "image/png", c.MIMEType)
 	require.Empty(t, c.Text)
 	require.Equal(t, got["quickstart://static/logo.png"].Size, int64(len(c.Blob)), "listed size")
@@ -110,7 +100,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	require.Equal(t, 16, img.Bounds().Dy())
 
 	// The clock says when it last ticked.
-	c = read(clockURI)
+	c = read(t, cs, clockURI)
 	require.Equal(t, "text/plain", c.MIMEType)
 	require.Regexp(t, `^tick \d+ at \d{4}-\d\d-\d\dT\S+Z\n$`, c.Text)
 
@@ -121,7 +111,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	require.Equal(t, greetingTemplate, tmpls.ResourceTemplates[0].URITemplate)
 	require.Equal(t, "text/plain", tmpls.ResourceTemplates[0].MIMEType)
 
-	c = read("quickstart://greetings/Ada%20Lovelace")
+	c = read(t, cs, "quickstart://greetings/Ada%20Lovelace")
 	require.Equal(t, "text/plain", c.MIMEType)
 	require.Equal(t, "Hello, Ada Lovelace!\n", c.Text)
 
@@ -157,7 +147,8 @@ func subscribe(t *testing.T, cs *mcp.ClientSession, n *mcptest.Notifications, ve
 	require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "quickstart://greetings/Ada%20Lovelace"}))
 	if version < "2026-07-28" {
 		// A 2026-07-28 client subscribes in the background, and learns
-		// of a refusal only as the end of its listen stream.
+		// of a refusal only as the end of its listen stream (TestHTTP
+		// checks it with mcptest.SubscribeHTTP).
 		err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "quickstart://greetings/"})
 		var jerr *jsonrpc.Error
 		require.True(t, errors.As(err, &jerr), "want a JSON-RPC error, got %v", err)
@@ -167,19 +158,22 @@ func subscribe(t *testing.T, cs *mcp.ClientSession, n *mcptest.Notifications, ve
 	// The clock ticks on its own: no change to make.
 	n.WaitUpdated(t, clockURI, nil)
 	// And the updates are of changes: the clock's content moves on.
-	before := read(t, cs, clockURI)
-	for read(t, cs, clockURI) == before {
+	before := read(t, cs, clockURI).Text
+	for read(t, cs, clockURI).Text == before {
 		n.WaitUpdated(t, clockURI, nil)
 	}
 }
 
-// read returns the text of the resource uri, read through cs.
-func read(t *testing.T, cs *mcp.ClientSession, uri string) string {
+// read returns the one content of the resource uri, read through cs,
+// which names uri.
+func read(t *testing.T, cs *mcp.ClientSession, uri string) *mcp.ResourceContents {
 	t.Helper()
 	res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
 	require.NoError(t, err, uri)
 	require.Len(t, res.Contents, 1, uri)
-	return res.Contents[0].Text
+	c := res.Contents[0]
+	require.Equal(t, uri, c.URI)
+	return c
 }
 
 // Over HTTP, one server process serves clients of every protocol version
@@ -205,6 +199,15 @@ func TestHTTP(t *testing.T) {
 			require.True(t, caps.ListChanged, "listChanged advertised")
 			exercise(t, sessions[i], version)
 			subscribe(t, sessions[i], notes[i], version)
+
+			// Refused in every era. go-sdk's 2026-07-28 client subscribes
+			// in the background and never reports a refusal: SubscribeHTTP
+			// sends the subscriptions/listen itself.
+			err := mcptest.SubscribeHTTP(t, url, "", version, "quickstart://greetings/")
+			var jerr *jsonrpc.Error
+			require.True(t, errors.As(err, &jerr), "want a JSON-RPC error, got %v", err)
+			require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code)
+			require.Contains(t, jerr.Message, "no such resource")
 		})
 	}
 

@@ -43,25 +43,6 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	return master, slave
 }
 
-// ioctl makes the ioctl request req on f, with argument arg.
-func ioctl(f *os.File, req uintptr, arg unsafe.Pointer) error {
-	conn, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var errno syscall.Errno
-	err = conn.Control(func(fd uintptr) {
-		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, req, uintptr(arg))
-	})
-	if err != nil {
-		return err
-	}
-	if errno != 0 {
-		return errno
-	}
-	return nil
-}
-
 func TestIsTerminal(t *testing.T) {
 	_, pts := openPTY(t)
 	require.True(t, isTerminal(pts), "pseudo-terminal")
@@ -120,8 +101,8 @@ func TestTerminalHint(t *testing.T) {
 }
 
 // Started by a host, through pipes, the server prints no hint: its stderr
-// holds only its log records (today, the warning that its list cursors
-// use a random key).
+// holds only its log records (today, the line saying that its list
+// cursors use a random key).
 func TestNoHintOnPipe(t *testing.T) {
 	cmd := exec.Command(binPath)
 	stderr := mcptest.Stderr(t, cmd)
