@@ -99,11 +99,13 @@ func (r *Registry) subscribe(c *call) error {
 	if err := r.authorize(c, a); err != nil {
 		return err
 	}
-	if canon, ok := r.canonical(t, c.target); ok { // before exists: it costs the user's function nothing
-		return invalid("cannot subscribe to %q: the server names this resource %q; subscribe to that", c.target, canon)
-	}
 	if err := r.exists(c, t); err != nil {
 		return err
+	}
+	// After exists: a missing instance is missing, whatever its spelling,
+	// and the registry's spelling is named only for one that exists.
+	if canon, ok := r.canonical(t, c.target); ok {
+		return invalid("cannot subscribe to %q: the server names this resource %q; subscribe to that", c.target, canon)
 	}
 	if c.session == nil {
 		return nil // a direct call: nothing to notify

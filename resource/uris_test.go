@@ -336,3 +336,19 @@ func TestExpandKeepsShape(t *testing.T) {
 		assert.Contains(t, jerr.Message, `"file:///C%23.md"`)
 	})
 }
+
+// A missing instance is missing whatever its spelling: the registry names
+// its own spelling only for one that exists.
+func TestSubscribeMissingAlias(t *testing.T) {
+	t.Parallel()
+	forEachEra(t, func(t *testing.T, version string) {
+		s := newSubscriptions(t, nil)
+		require.NoError(t, s.reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "rows://{id}", Name: "row"}, echoVars,
+			resource.WithExists(func(_ context.Context, vars resource.Vars) (bool, error) { return vars.Get("id") == "42", nil })))
+		w := s.watch(t, version)
+		jerr := rpcError(t, s.subscribeError(t, w, version, "rows://1%20OR%201=1"))
+		assert.Equal(t, `cannot subscribe to "rows://1%20OR%201=1": no such resource`, jerr.Message)
+		jerr = rpcError(t, s.subscribeError(t, w, version, "rows://%34%32"))
+		assert.Equal(t, `cannot subscribe to "rows://%34%32": the server names this resource "rows://42"; subscribe to that`, jerr.Message)
+	})
+}
