@@ -171,8 +171,8 @@ func (k *knowledge) mayUse(req mcp.Request, c string) bool {
 // authorize is the registry's Authorizer when tokens are on. The static
 // resources and the templates themselves are everyone's; anything with a
 // collection (a documents list, a collection's statistics, a document, a
-// completion with the collection chosen or proposed) is the business of those whose token
-// grants that collection.
+// completion with the collection chosen or proposed) is the business of
+// those whose token grants that collection.
 //
 // Completing {doc} with no collection chosen proposes documents of every
 // collection: a proposed name is allowed only if one of the caller's

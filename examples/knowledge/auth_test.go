@@ -143,7 +143,7 @@ func TestAuthHTTP(t *testing.T) {
 }
 
 // checkList checks that cs lists exactly the static resources and the
-// documents lists and documents of collections.
+// documents lists, statistics and documents of collections.
 func checkList(t *testing.T, cs *mcp.ClientSession, collections []string) {
 	t.Helper()
 	want := []string{collectionsURI, healthURI}

@@ -44,10 +44,10 @@ func writeKeys(t *testing.T, name, text string) string {
 // server warns, at start-up, that it uses a random key.
 func TestCursorKeys(t *testing.T) {
 	db := testDB(t)
-	oldKey, newKey := newKey(t), newKey(t)
+	oldKey, newerKey := newKey(t), newKey(t)
 	keys := writeKeys(t, "cursor-keys", "# the knowledge base's list cursor keys\n"+oldKey+"\n")
-	rotated := writeKeys(t, "cursor-keys", newKey+"\n"+oldKey+" # until its cursors no longer matter\n")
-	rotatedOut := writeKeys(t, "cursor-keys", newKey+"\n")
+	rotated := writeKeys(t, "cursor-keys", newerKey+"\n"+oldKey+" # until its cursors no longer matter\n")
+	rotatedOut := writeKeys(t, "cursor-keys", newerKey+"\n")
 	t.Setenv(cursor.KeysEnv, "") // no keys from the environment unless a step sets it
 
 	const version = "2025-11-25"
@@ -60,7 +60,7 @@ func TestCursorKeys(t *testing.T) {
 		log := s.WaitLog(`msg="serving MCP over streamable HTTP" url=` + s.URL(mcpPath) + "\n")
 		require.Contains(t, log, wantLog)
 		require.NotContains(t, log, oldKey)
-		require.NotContains(t, log, newKey)
+		require.NotContains(t, log, newerKey)
 		return connectAs(t, s.URL(mcpPath), "", version, nil)
 	}
 

@@ -88,7 +88,7 @@ func TestOpenStore(t *testing.T) {
 			require.False(t, created)
 			require.NoError(t, other.Close())
 			for _, d := range seed {
-				_, _, err := store.Put(t.Context(), d.collection, d.name, d.markdown)
+				_, err := store.Put(t.Context(), d.collection, d.name, d.markdown)
 				require.NoError(t, err)
 			}
 		}

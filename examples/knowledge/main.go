@@ -73,13 +73,14 @@
 //	]}
 //
 // where "*" grants every collection. A caller's resources/list then holds
-// the static resources and only their collections' documents lists and
-// documents; reading, subscribing to or completing anything of another
-// collection is answered exactly as if it did not exist; list cursors are
-// bound to the user; the collections resource lists only the caller's
-// collections (health still counts everything); and the tools refuse
-// collections the caller is not granted. Every denial is logged at Info
-// level (the registry's audit log; allowed accesses are at Debug).
+// the static resources and only their collections' documents lists,
+// statistics and documents; reading, subscribing to or completing
+// anything of another collection is answered exactly as if it did not
+// exist; list cursors are bound to the user; the collections resource
+// lists only the caller's collections (health still counts everything);
+// and the tools refuse collections the caller is not granted. Every
+// denial is logged at Info level (the registry's audit log; allowed
+// accesses are at Debug).
 //
 // -read-rate N caps resources/read at N a second, in bursts of up to N,
 // per caller (per user with -tokens; per client address for anonymous
@@ -468,8 +469,9 @@ func (k *knowledge) listDocuments(ctx context.Context, after string, limit int) 
 		if err != nil {
 			return nil, err // logged; the client gets -32603
 		}
-		out[i] = cursor.Item[*mcp.Resource]{Key: d.Key(), Value: &mcp.Resource{
-			URI: uri, Name: d.Key(), Title: d.Title,
+		key := d.Key()
+		out[i] = cursor.Item[*mcp.Resource]{Key: key, Value: &mcp.Resource{
+			URI: uri, Name: key, Title: d.Title,
 			MIMEType: markdownMIMEType, Size: int64(d.Size),
 		}}
 	}
@@ -549,7 +551,7 @@ func (k *knowledge) put(ctx context.Context, req *mcp.CallToolRequest, in PutInp
 		// The same answer whether or not the collection exists.
 		return nil, EditOutput{}, fmt.Errorf("you may not write to collection %q", in.Collection)
 	}
-	newDoc, _, err := k.store.Put(ctx, in.Collection, in.Doc, in.Markdown)
+	newDoc, err := k.store.Put(ctx, in.Collection, in.Doc, in.Markdown)
 	if err != nil {
 		return nil, EditOutput{}, err // reported to the client as a tool error
 	}

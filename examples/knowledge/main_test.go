@@ -130,7 +130,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	ctx := t.Context()
 
 	// resources/list, every page: the static resources, every collection's
-	// documents list and every seeded document.
+	// documents list and statistics, and every seeded document.
 	got, pages := listAll(t, cs)
 	require.Greater(t, pages, 1, "listing takes several pages")
 	wantDocs := map[string]string{}

@@ -242,32 +242,30 @@ func parseTime(s string) (time.Time, error) {
 }
 
 // Put creates or replaces the document name in collection, creating the
-// collection if needed. It reports whether the document, and the
-// collection, are new.
-func (s *Store) Put(ctx context.Context, collection, name, markdown string) (newDoc, newCollection bool, err error) {
+// collection if needed, and reports whether the document is new.
+func (s *Store) Put(ctx context.Context, collection, name, markdown string) (newDoc bool, err error) {
 	if err := CheckName("collection", collection); err != nil {
-		return false, false, err
+		return false, err
 	}
 	if err := CheckName("document", name); err != nil {
-		return false, false, err
+		return false, err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return false, false, err
+		return false, err
 	}
 	defer tx.Rollback()
-	var docs, same int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*), count(*) FILTER (WHERE name = ?) FROM documents WHERE collection = ?",
-		name, collection).Scan(&docs, &same); err != nil {
-		return false, false, err
+	var exists bool
+	if err := tx.QueryRowContext(ctx, hasDocumentQuery, collection, name).Scan(&exists); err != nil {
+		return false, err
 	}
 	if err := upsert(ctx, tx, collection, name, markdown, time.Now()); err != nil {
-		return false, false, err
+		return false, err
 	}
 	if err := tx.Commit(); err != nil {
-		return false, false, err
+		return false, err
 	}
-	return same == 0, docs == 0, nil
+	return !exists, nil
 }
 
 // Delete removes the document name from collection and reports whether it
@@ -300,7 +298,8 @@ func (s *Store) Document(ctx context.Context, collection, name string) (*Documen
 	return d, nil
 }
 
-// hasDocumentQuery is HasDocument's query: one lookup of the primary key.
+// hasDocumentQuery tells whether a document exists, for HasDocument and
+// Put: one lookup of the primary key.
 const hasDocumentQuery = `SELECT EXISTS (SELECT 1 FROM documents WHERE collection = ? AND name = ?)`
 
 // HasDocument reports whether collection holds a document named name.

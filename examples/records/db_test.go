@@ -14,15 +14,10 @@ import (
 func TestListerKeyset(t *testing.T) {
 	t.Parallel()
 	// Seeding a new database inserts every row (TestMain seeded the one
-	// seededDB copies); seeding it again inserts none.
+	// seededDB copies); seeding it again inserts none (seededSQLite).
 	waitSeeded(t)
 	require.Equal(t, 55_000, seeded.rows)
-	st, err := openSQLite(seededDB(t))
-	require.NoError(t, err)
-	defer st.Close()
-	n, err := st.seed(t.Context())
-	require.NoError(t, err)
-	require.Zero(t, n, "seeding twice")
+	st := seededSQLite(t)
 
 	users, _ := tableByName("users")
 	list := st.lister(serveInProcess(t, st).reg, users)

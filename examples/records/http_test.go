@@ -20,9 +20,10 @@ import (
 )
 
 // TestHTTP serves SQLite over streamable HTTP from one server process to
-// a client of each protocol version at once: each lists, reads, and
-// receives the updates of the rows it subscribed to, whether update_row
-// or another process changed them.
+// a client of each protocol version at once: each lists, reads, receives
+// the updates of the rows it subscribed to, whether update_row or another
+// process changed them, and is refused subscriptions to rows that do not
+// exist.
 func TestHTTP(t *testing.T) {
 	t.Parallel()
 	dbPath := seededDB(t)
@@ -89,10 +90,17 @@ func TestHTTP(t *testing.T) {
 
 	t.Run("refused", func(t *testing.T) {
 		for i, c := range clients {
-			if version := mcptest.Versions[i]; version < "2026-07-28" { // see TestSubscribeExists
-				for _, uri := range missingRows {
-					requireNoSuchResource(t, c.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}), uri)
+			version := mcptest.Versions[i]
+			for _, uri := range missingRows {
+				var err error
+				if version < "2026-07-28" {
+					err = c.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri})
+				} else {
+					// go-sdk's client listens in the background and never
+					// reports a refusal: SubscribeHTTP sends the listen itself.
+					err = mcptest.SubscribeHTTP(t, "http://"+addr+mcpPath, "", version, uri)
 				}
+				requireNoSuchResource(t, err, uri)
 			}
 		}
 	})

@@ -24,7 +24,8 @@ import (
 // stdio against SQLite, and against Postgres when MCPRES_TEST_POSTGRES_DSN
 // is set (main_test.go); over streamable HTTP, several clients on one
 // server process, and across restarts (http_test.go). subscribe_test.go
-// checks in process which subscriptions the server refuses.
+// checks in process which subscriptions the server refuses (TestHTTP
+// checks them over HTTP).
 //
 // They run in parallel, but for TestCursorKeysEnvironment, which sets the
 // environment of the servers it starts. Each has databases of its own: a
@@ -287,7 +288,7 @@ func setName(t *testing.T, c *mcp.ClientSession, id int64, name *string) func() 
 // checkUpdate subscribes to a row and changes it twice: with update_row,
 // and with write, as another process would. A client before 2026-07-28
 // also has its subscriptions to rows that do not exist refused (a
-// 2026-07-28 client is not told: see TestSubscribeExists).
+// 2026-07-28 client is not told: see TestSubscribeExists and TestHTTP).
 func checkUpdate(t *testing.T, c *client, version string, id int64, write func(id int64, name string)) {
 	t.Helper()
 	ctx := t.Context()

@@ -19,8 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// addUsers registers the README's provider of a users table, word for
-// word, and a template that reads its rows.
+// addUsers registers the provider of a users table that the repository's
+// README (../../README.md) shows, word for word, and a template that reads
+// its rows.
 func addUsers(reg *resource.Registry, db *sql.DB) error {
 	err := reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user", MIMEType: "text/plain"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
@@ -67,8 +68,8 @@ func addUsers(reg *resource.Registry, db *sql.DB) error {
 
 // walkUsers fills db's users table with ids that sort differently as
 // numbers and as text (negative, 9 and 10, 99 and 100), lists it through
-// the README's provider a page at a time over the protocol, and checks
-// every row is listed once, in id order, and reads back.
+// the repository README's provider a page at a time over the protocol,
+// and checks every row is listed once, in id order, and reads back.
 func walkUsers(t *testing.T, db *sql.DB) {
 	t.Helper()
 	ctx := t.Context()
@@ -101,8 +102,8 @@ func walkUsers(t *testing.T, db *sql.DB) {
 	}
 }
 
-// The README's provider lists every row of an integer-keyed table on
-// SQLite, the first page included.
+// The repository README's provider lists every row of an integer-keyed
+// table on SQLite, the first page included.
 func TestReadmeProvider(t *testing.T) {
 	t.Parallel()
 	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "readme.db"))
@@ -111,7 +112,7 @@ func TestReadmeProvider(t *testing.T) {
 	walkUsers(t, db)
 }
 
-// The README's provider, word for word, on Postgres.
+// The repository README's provider, word for word, on Postgres.
 func TestPostgresReadmeProvider(t *testing.T) {
 	dsn := os.Getenv(postgresDSNEnv)
 	if dsn == "" {

@@ -21,7 +21,7 @@ type poller struct {
 	logger   *slog.Logger
 
 	mu      sync.Mutex
-	watched map[string]map[int64]string // table → id → last updated_at seen ("" before the first poll)
+	watched map[*table]map[int64]string // table → id → last updated_at seen ("" for none)
 	cancel  context.CancelFunc          // stops the polling goroutine; nil when none runs
 	done    chan struct{}               // closed when it has stopped
 }
@@ -29,7 +29,7 @@ type poller struct {
 // newPoller returns a poller of st's rows that checks every interval and
 // reports each row that changed, or went away, with changed.
 func newPoller(st *store, interval time.Duration, changed func(t *table, id int64), logger *slog.Logger) *poller {
-	return &poller{st: st, interval: interval, changed: changed, logger: logger, watched: map[string]map[int64]string{}}
+	return &poller{st: st, interval: interval, changed: changed, logger: logger, watched: map[*table]map[int64]string{}}
 }
 
 // parseRowURI splits db://<table>/<id> naming a row of a served table, as
@@ -57,18 +57,21 @@ func (p *poller) watch(uri string) {
 	if !ok {
 		return // a schema: it does not change
 	}
+	// The baseline is read now, so that a change made just after the
+	// subscription is not missed for want of a first poll. Without it, the
+	// first poll reports the row as changed.
+	at := ""
+	if m, err := p.st.updatedAt(context.Background(), t, []int64{id}); err != nil {
+		p.logger.Warn("reading a watched row", "table", t.Name, "id", id, "error", err)
+	} else {
+		at = m[id]
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ids := p.watched[t.Name]
+	ids := p.watched[t]
 	if ids == nil {
 		ids = map[int64]string{}
-		p.watched[t.Name] = ids
-	}
-	// The baseline is read now, so that a change made just after the
-	// subscription is not missed for want of a first poll.
-	at := ""
-	if m, err := p.st.updatedAt(context.Background(), t, []int64{id}); err == nil {
-		at = m[id]
+		p.watched[t] = ids
 	}
 	ids[id] = at
 	if p.cancel == nil {
@@ -87,9 +90,9 @@ func (p *poller) unwatch(uri string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.watched[t.Name], id)
-	if len(p.watched[t.Name]) == 0 {
-		delete(p.watched, t.Name)
+	delete(p.watched[t], id)
+	if len(p.watched[t]) == 0 {
+		delete(p.watched, t)
 	}
 	if len(p.watched) == 0 && p.cancel != nil {
 		p.cancel()
@@ -102,7 +105,7 @@ func (p *poller) unwatch(uri string) {
 func (p *poller) saw(t *table, id int64, at string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ids := p.watched[t.Name]; ids != nil {
+	if ids := p.watched[t]; ids != nil {
 		if _, ok := ids[id]; ok {
 			ids[id] = at
 		}
@@ -145,8 +148,7 @@ const pollBatch = 500
 func (p *poller) poll(ctx context.Context) {
 	p.mu.Lock()
 	snapshot := map[*table][]int64{}
-	for name, ids := range p.watched {
-		t, _ := tableByName(name)
+	for t, ids := range p.watched {
 		for id := range ids {
 			snapshot[t] = append(snapshot[t], id)
 		}
@@ -166,12 +168,12 @@ func (p *poller) poll(ctx context.Context) {
 			var changed []int64
 			p.mu.Lock()
 			for _, id := range chunk {
-				last, watched := p.watched[t.Name][id]
+				last, watched := p.watched[t][id]
 				if !watched {
 					continue // unwatched meanwhile
 				}
 				if at := now[id]; at != last {
-					p.watched[t.Name][id] = at
+					p.watched[t][id] = at
 					changed = append(changed, id)
 				}
 			}
