@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpres/mcpres/cursor"
+	"github.com/mcpres/mcpres/subscribe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -98,8 +99,12 @@ func (r *Registry) RemoveProvider(name string) bool {
 // NotifyListChanged tells mounted servers' clients that resources/list
 // has changed, as Add and Remove do: call it when the data behind a
 // provider or an instance list changes. Calls within
-// Options.ListChangedDelay yield one notification.
-func (r *Registry) NotifyListChanged() { r.notify.changed() }
+// Options.ListChangedDelay yield one notification. With
+// SubscriptionOptions.Bus the other replicas' sessions are told too.
+func (r *Registry) NotifyListChanged() {
+	r.notify.changed()
+	r.publish(subscribe.Change{Kind: subscribe.ListChanged})
+}
 
 // setSource sets (or, with a nil list, removes) the named dynamic source
 // and rebuilds the source list, which readers may hold: it is replaced,

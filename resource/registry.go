@@ -108,7 +108,9 @@ type Registry struct {
 	subs              *subscribe.Manager[*mcp.ServerSession]
 	grants            grants
 	sessions          sessionWatch
-	listed            listedURIs // bad URIs providers listed, reported
+	listed            listedURIs   // bad URIs providers listed, reported
+	unknownTemplates  reportedOnce // templates other replicas reported and this one lacks
+	stopListening     func()       // stops taking the bus's changes; nil without a bus
 
 	// ctx is the registry's own, for what it sends on its own behalf;
 	// Close cancels it.
@@ -152,10 +154,16 @@ func NewRegistry(opts *Options) (*Registry, error) {
 	r.notify.delay = o.ListChangedDelay
 	r.router.MaxURILength = o.MaxURILength
 	r.ctx, r.cancel = context.WithCancel(context.Background())
+	if err := r.listen(); err != nil {
+		r.subs.Close()
+		r.cancel()
+		return nil, fmt.Errorf("resource: NewRegistry: Options.Subscriptions.Bus: %w", err)
+	}
 	return r, nil
 }
 
-// Close stops everything the registry runs in the background: the
+// Close stops everything the registry runs in the background: listening
+// to SubscriptionOptions.Bus (which it does not close), the
 // list_changed timer, the subscription manager's delivery, and its own
 // context, which notifications in flight are sent with. It waits for a
 // delivery under way to return. After Close the registry changes no more:
@@ -168,6 +176,9 @@ func NewRegistry(opts *Options) (*Registry, error) {
 func (r *Registry) Close() error {
 	if !r.closed.CompareAndSwap(false, true) {
 		return nil
+	}
+	if r.stopListening != nil {
+		r.stopListening()
 	}
 	r.cancel()
 	r.notify.close()

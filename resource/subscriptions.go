@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/internal/uri"
+	"github.com/mcpres/mcpres/subscribe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,6 +31,17 @@ type SubscriptionOptions struct {
 	// called in order for any one URI, with no lock held (they may call
 	// the registry), possibly just after the subscribing request returns.
 	OnWatch, OnUnwatch func(uri string)
+	// Bus, if not nil, shares changes with the other replicas of this
+	// server (see subscribe.Bus): Changed, ChangedPrefix, ChangedTemplate
+	// and NotifyListChanged publish what they report on it, and what the
+	// other replicas publish is delivered to this registry's own
+	// subscribers and sessions, coalesced with its own changes. A change
+	// is delivered at once on the replica that reports it, whatever the
+	// bus does, and never twice there. Add, Remove and the other
+	// registrations notify this replica's sessions only: each replica
+	// makes its own. NewRegistry starts listening; Close stops. Nil means
+	// this registry is the only replica.
+	Bus subscribe.Bus
 }
 
 // Subscribe answers resources/subscribe, and the resource subscriptions of
@@ -206,6 +218,8 @@ func (g *grants) drop(s *mcp.ServerSession) {
 // subscribers get notifications/resources/updated after
 // SubscriptionOptions.Window, once however many times Changed is called
 // for uri meanwhile, and only sessions subscribed to uri are notified.
+// With SubscriptionOptions.Bus, the change is also published to the other
+// replicas, which notify their own subscribers the same way.
 //
 // uri must be the URI exactly as clients subscribe to it: as the registry
 // lists it and a read names it, percent-encoded where RFC 3986 asks
@@ -217,11 +231,12 @@ func (g *grants) drop(s *mcp.ServerSession) {
 // instance than the registry's own ("db://users/%34%32" for
 // "db://users/42", see Subscribe), and one wrapping ErrNotFound for a URI
 // that names no static resource and matches no template. Either way
-// nothing is notified, and the error says what a client would have sent.
-// Only a URI no one watches is checked, so reporting a watched URI costs
-// no more than the lookup.
+// nothing is notified or published, and the error says what a client
+// would have sent. Only a URI no one on this replica watches is checked,
+// so reporting a watched URI costs no more than the lookup.
 func (r *Registry) Changed(u string) error {
 	if r.subs.Changed(u) {
+		r.publish(subscribe.Change{Kind: subscribe.Updated, Value: u})
 		return nil
 	}
 	if err := uri.Check(u, r.opts.MaxURILength); err != nil {
@@ -234,12 +249,14 @@ func (r *Registry) Changed(u string) error {
 	if canon, ok := r.canonical(t, u); ok {
 		return fmt.Errorf("resource: Changed(%q): clients subscribe to this resource as %q (build URIs with Registry.Expand): %w", u, canon, ErrInvalidURI)
 	}
+	r.publish(subscribe.Change{Kind: subscribe.Updated, Value: u})
 	return nil
 }
 
 // ChangedPrefix reports that every subscribed resource whose URI starts
 // with prefix changed, such as everything under log://prod/; the empty
-// prefix means every subscribed resource. It returns an error wrapping
+// prefix means every subscribed resource. With SubscriptionOptions.Bus it
+// is published to the other replicas too. It returns an error wrapping
 // ErrInvalidURI, and notifies nothing, if no URI a client could send
 // starts with prefix (it holds a space, say, or a malformed escape).
 func (r *Registry) ChangedPrefix(prefix string) error {
@@ -247,23 +264,35 @@ func (r *Registry) ChangedPrefix(prefix string) error {
 		return fmt.Errorf("resource: ChangedPrefix(%q): no client URI starts with it: %w", prefix, invalidURI(prefix, err))
 	}
 	r.subs.ChangedPrefix(prefix)
+	r.publish(subscribe.Change{Kind: subscribe.UpdatedPrefix, Value: prefix})
 	return nil
 }
 
 // ChangedTemplate reports that every subscribed resource matched by the
 // registered template uriTemplate changed, such as every row of
-// db://users/{id}. It returns an error wrapping ErrNotFound, and notifies
-// nothing, if no template uriTemplate is registered.
+// db://users/{id}. With SubscriptionOptions.Bus it is published to the
+// other replicas too. It returns an error wrapping ErrNotFound, and
+// notifies nothing, if no template uriTemplate is registered.
 func (r *Registry) ChangedTemplate(uriTemplate string) error {
+	if !r.changedTemplate(uriTemplate) {
+		return fmt.Errorf("resource: ChangedTemplate(%q): no such template: %w", uriTemplate, ErrNotFound)
+	}
+	r.publish(subscribe.Change{Kind: subscribe.UpdatedTemplate, Value: uriTemplate})
+	return nil
+}
+
+// changedTemplate queues the watched URIs the template uriTemplate
+// matches for delivery, and reports whether the registry holds it.
+func (r *Registry) changedTemplate(uriTemplate string) bool {
 	e, ok := r.templates.Get(uriTemplate)
 	if !ok {
-		return fmt.Errorf("resource: ChangedTemplate(%q): no such template: %w", uriTemplate, ErrNotFound)
+		return false
 	}
 	r.subs.ChangedWhere(func(u string) bool {
 		_, ok := e.compiled.Match(u)
 		return ok
 	})
-	return nil
+	return true
 }
 
 // SubscriptionStats counts the subscriptions the registry holds, the

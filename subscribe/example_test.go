@@ -90,3 +90,25 @@ func ExampleManager_Close() {
 	// true
 	// stop watching file:///notes.txt
 }
+
+// Two replicas in one process share changes through a Hub: what one
+// publishes, the other is given, and the publisher is not.
+func ExampleHub() {
+	var hub subscribe.Hub
+	a, b := hub.Bus(), hub.Bus()
+	got := make(chan subscribe.Change, 1)
+	stop, err := b.Listen(func(c subscribe.Change) { got <- c })
+	if err != nil {
+		panic(err)
+	}
+	defer stop()
+	a.Publish(subscribe.Change{Kind: subscribe.Updated, Value: "db://users/42"})
+	c := <-got
+	fmt.Println(c.Kind, c.Value)
+
+	msg, _ := subscribe.Message{From: "replica-a", Changes: []subscribe.Change{c}}.AppendJSON(nil)
+	fmt.Println(string(msg))
+	// Output:
+	// uri db://users/42
+	// {"from":"replica-a","changes":[{"uri":"db://users/42"}]}
+}

@@ -13,6 +13,11 @@
 // when it returns, no goroutine the Manager started is running, and no
 // delivery is made after it.
 //
+// Several replicas of a server share changes through a [Bus]: each
+// publishes the changes it reports and delivers the others' to its own
+// watchers. A [Hub] connects replicas in one process; the nested modules
+// natsbus and pgbus connect processes through NATS or Postgres.
+//
 // The package knows nothing of MCP transports: delivery is a function the
 // caller supplies (mcpres's resource package delivers through go-sdk's
 // Server.ResourceUpdated, which reaches exactly the sessions subscribed to
