@@ -119,7 +119,7 @@ func (o *Outbox) goDown(err error, bySend bool, lost int) {
 	o.lost += uint64(lost)
 	o.mu.Unlock()
 	if first {
-		o.log.Warn(o.opts.Name+": broker unreachable; changes reach this replica's subscribers only, and are lost for the others, until it is back",
+		o.log.Warn(o.opts.Name+": broker unreachable; this replica's subscribers are still notified, the other replicas' may miss changes until it is back",
 			"error", err)
 	}
 }

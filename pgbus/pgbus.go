@@ -1,0 +1,585 @@
+// Package pgbus shares changes between the replicas of an mcpres server
+// through Postgres LISTEN/NOTIFY, for deployments that have Postgres and
+// no message broker: a subscribe.Bus for resource.SubscriptionOptions.Bus.
+//
+//	bus, err := pgbus.Open(ctx, "postgres://app@db/app", nil)
+//	if err != nil {
+//		log.Fatal(err) // a bad DSN, or the database refused the first connection
+//	}
+//	defer bus.Close()
+//	reg, err := resource.NewRegistry(&resource.Options{
+//		Subscriptions: resource.SubscriptionOptions{Bus: bus},
+//	})
+//
+// Every replica opens a Bus on the same database and channel
+// (DefaultChannel, or Options.Channel). A Bus holds two connections: one
+// that sends the changes its registry reports, with pg_notify, several to
+// a notification when they come faster than they are sent, and one that
+// LISTENs and delivers the other replicas' changes. A replica's own
+// notifications come back to it and are skipped.
+//
+// # Wire format
+//
+// A notification's payload is a subscribe.Message in JSON:
+//
+//	{"from":"9f86d081884c7d65","changes":[{"uri":"db://users/42"}]}
+//
+// Anything else that can run SQL may publish, a trigger say, leaving
+// "from" out so that every replica delivers it:
+//
+//	SELECT pg_notify('mcpres_changes', '{"changes":[{"uri":"db://users/42"}]}');
+//
+// NOTIFY refuses payloads of 8,000 bytes or more. A Bus splits a batch of
+// changes into messages of at most MaxPayload bytes; a single change too
+// large for one (a URI of 10 kB, say) is cut into chunks sent in one
+// transaction, each a payload of its own:
+//
+//	#<from>:<seq>:<i>/<n>:<bytes i of the message's JSON>
+//
+// where from is the sending Bus's id, seq its count of chunked messages,
+// and i runs from 1 to n. The listener joins the n chunks of a (from, seq)
+// before it parses the message. A chunked message lost in part is dropped
+// whole; a listener holds at most a few unfinished ones, and at most
+// maxChunked bytes of each.
+//
+// # Delivery
+//
+// At most once, which is what MCP's update notifications need (see
+// subscribe.Bus). Publish never waits for the database: changes are
+// queued (Options.QueueSize) and sent by a goroutine of the Bus. While
+// the database is unreachable, Publish still returns at once, the
+// replica's own subscribers are still notified (by the registry), and
+// the changes for the other replicas are dropped; the sending connection
+// is opened again at the next change, at most every few seconds, and the
+// listening one as soon as the database answers; a notification sent
+// while the listener was away is missed (Postgres keeps none for a
+// session that is not listening). Each outage is logged once when it
+// begins and once when it ends, never per change.
+package pgbus
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/mcpres/mcpres/internal/outbox"
+	"github.com/mcpres/mcpres/subscribe"
+)
+
+// DefaultChannel is the channel replicas share changes on when
+// Options.Channel is empty.
+const DefaultChannel = "mcpres_changes"
+
+// MaxPayload is the largest payload a Bus sends: NOTIFY refuses 8,000
+// bytes or more.
+const MaxPayload = 7999
+
+// maxChunked bounds the size of a chunked message a listener joins, and
+// maxPartial the unfinished ones it holds.
+const (
+	maxChunked = 1 << 20
+	maxPartial = 8
+)
+
+// Backoff between attempts to reach the database.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
+// Options configures a Bus. The zero value, and a nil *Options, mean
+// every default.
+type Options struct {
+	// Channel is the NOTIFY channel the replicas of one registry share:
+	// letters, digits and underscores, not starting with a digit, at most
+	// 63 bytes. Empty means DefaultChannel.
+	Channel string
+	// Logger receives the outage lines and malformed payloads. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// QueueSize caps the changes waiting to be sent; more are dropped
+	// (and logged once). Zero means subscribe.DefaultQueueSize; negative
+	// is an error.
+	QueueSize int
+}
+
+// A Bus is a subscribe.Bus over Postgres LISTEN/NOTIFY. Make one with
+// Open; Close it when the registry using it is closed.
+type Bus struct {
+	config  *pgx.ConnConfig
+	channel string
+	id      string
+	log     *slog.Logger
+	out     *outbox.Outbox
+
+	// Used by the outbox's goroutine only.
+	sender  *pgx.Conn
+	retryAt time.Time
+	backoff time.Duration
+	seq     uint64
+
+	mu        sync.Mutex
+	listening bool
+	closed    bool
+
+	received, malformed atomic.Uint64
+}
+
+// Stats counts what a Bus did.
+type Stats struct {
+	// Sent and Dropped count this replica's changes: notified, and lost
+	// because the queue was full or the database unreachable.
+	Sent, Dropped uint64
+	// Received counts the other replicas' changes delivered to the
+	// listener, and Malformed the payloads skipped as not a message.
+	Received, Malformed uint64
+}
+
+// Open returns a Bus on the database dsn names (a postgres:// URL or a
+// key=value string, as pgx takes). It opens the sending connection before
+// it returns, so that a wrong address or password is an error at start;
+// later outages are survived (see the package documentation). It returns
+// an error for a malformed DSN, a bad Options field, or a database that
+// refuses the first connection within ctx.
+func Open(ctx context.Context, dsn string, opts *Options) (*Bus, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.Channel = cmp.Or(o.Channel, DefaultChannel)
+	if err := checkChannel(o.Channel); err != nil {
+		return nil, err
+	}
+	if o.QueueSize < 0 {
+		return nil, fmt.Errorf("pgbus: negative QueueSize %d", o.QueueSize)
+	}
+	config, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgbus: %w", err)
+	}
+	b := &Bus{config: config, channel: o.Channel, id: newID(), log: cmp.Or(o.Logger, slog.Default())}
+	if b.sender, err = pgx.ConnectConfig(ctx, config); err != nil {
+		return nil, fmt.Errorf("pgbus: %w", err)
+	}
+	b.out = outbox.New(b.send, outbox.Options{Size: o.QueueSize, Logger: b.log, Name: "pgbus"})
+	return b, nil
+}
+
+// checkChannel reports whether s is a channel name a Bus accepts.
+func checkChannel(s string) error {
+	ok := len(s) <= 63
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			ok = false
+		}
+	}
+	if !ok {
+		return fmt.Errorf("pgbus: channel %q: want letters, digits and underscores, not starting with a digit, at most 63 bytes", s)
+	}
+	return nil
+}
+
+// newID returns a random identifier of 16 hex digits.
+func newID() string {
+	var b [8]byte
+	rand.Read(b[:]) // never fails
+	return hex.EncodeToString(b[:])
+}
+
+// Publish queues c to be sent to the other replicas, and returns at once.
+func (b *Bus) Publish(c subscribe.Change) { b.out.Put(c) }
+
+// errBackingOff is send's error while it waits to try the database again.
+var errBackingOff = errors.New("waiting before connecting again")
+
+// send notifies batch, in one transaction, as payloads of at most
+// MaxPayload bytes.
+func (b *Bus) send(batch []subscribe.Change) error {
+	payloads, err := b.payloads(batch)
+	if err != nil {
+		return err
+	}
+	if b.sender == nil {
+		if time.Now().Before(b.retryAt) {
+			return errBackingOff
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), maxBackoff)
+		b.sender, err = pgx.ConnectConfig(ctx, b.config)
+		cancel()
+		if err != nil {
+			b.sender = nil
+			b.backoff = min(max(2*b.backoff, minBackoff), maxBackoff)
+			b.retryAt = time.Now().Add(b.backoff)
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := notify(ctx, b.sender, b.channel, payloads); err != nil {
+		b.sender.Close(context.Background())
+		b.sender = nil
+		return err
+	}
+	b.backoff = 0
+	return nil
+}
+
+// notify sends payloads on channel through conn, in one transaction.
+func notify(ctx context.Context, conn *pgx.Conn, channel string, payloads [][]byte) error {
+	if len(payloads) == 1 {
+		_, err := conn.Exec(ctx, "SELECT pg_notify($1, $2)", channel, string(payloads[0]))
+		return err
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	var batch pgx.Batch
+	for _, p := range payloads {
+		batch.Queue("SELECT pg_notify($1, $2)", channel, string(p))
+	}
+	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// payloads encodes batch as messages of at most MaxPayload bytes, and a
+// change too large for one message alone as chunks.
+func (b *Bus) payloads(batch []subscribe.Change) ([][]byte, error) {
+	var out [][]byte
+	for len(batch) > 0 {
+		n := len(batch)
+		for {
+			data, err := subscribe.Message{From: b.id, Changes: batch[:n]}.AppendJSON(nil)
+			if err != nil {
+				return nil, err
+			}
+			if len(data) <= MaxPayload {
+				out = append(out, data)
+				break
+			}
+			if n == 1 {
+				b.seq++
+				out = append(out, chunk(b.id, b.seq, data)...)
+				break
+			}
+			n /= 2
+		}
+		batch = batch[n:]
+	}
+	return out, nil
+}
+
+// chunk cuts a message into payloads of at most MaxPayload bytes, each
+// #from:seq:i/n: followed by its part. Parts are cut between UTF-8
+// characters, since a payload is text.
+func chunk(from string, seq uint64, msg []byte) [][]byte {
+	const room = MaxPayload - 64 // the header is shorter
+	var parts [][]byte
+	for len(msg) > 0 {
+		end := min(room, len(msg))
+		for end < len(msg) && !utf8.RuneStart(msg[end]) {
+			end--
+		}
+		parts = append(parts, msg[:end])
+		msg = msg[end:]
+	}
+	out := make([][]byte, len(parts))
+	for i, part := range parts {
+		header := fmt.Sprintf("#%s:%d:%d/%d:", from, seq, i+1, len(parts))
+		out[i] = append([]byte(header), part...)
+	}
+	return out
+}
+
+// A chunkHeader is a parsed chunk header.
+type chunkHeader struct {
+	from string
+	seq  uint64
+	i, n int
+}
+
+// parseChunk splits a chunk payload into its header and part.
+func parseChunk(p []byte) (chunkHeader, []byte, error) {
+	var h chunkHeader
+	rest, ok := bytes.CutPrefix(p, []byte("#"))
+	if !ok {
+		return h, nil, errors.New("not a chunk")
+	}
+	fields := bytes.SplitN(rest, []byte(":"), 4)
+	if len(fields) != 4 {
+		return h, nil, errors.New("chunk header: want #from:seq:i/n:")
+	}
+	h.from = string(fields[0])
+	seq, err := strconv.ParseUint(string(fields[1]), 10, 64)
+	if err != nil {
+		return h, nil, fmt.Errorf("chunk header: seq: %w", err)
+	}
+	h.seq = seq
+	is, ns, ok := strings.Cut(string(fields[2]), "/")
+	i, err1 := strconv.Atoi(is)
+	n, err2 := strconv.Atoi(ns)
+	if !ok || err1 != nil || err2 != nil || i < 1 || n < 2 || i > n || n > maxChunked/(MaxPayload-64)+1 {
+		return h, nil, fmt.Errorf("chunk header: bad part %q", fields[2])
+	}
+	h.i, h.n = i, n
+	return h, fields[3], nil
+}
+
+// A joiner joins chunked messages.
+type joiner struct {
+	partial []*partialMessage // oldest first
+}
+
+type partialMessage struct {
+	from  string
+	seq   uint64
+	n     int
+	parts [][]byte
+	size  int
+}
+
+// add adds a chunk, and returns the whole message once its last part has
+// come. Parts come in order: a part out of order drops the message.
+func (j *joiner) add(h chunkHeader, part []byte) (msg []byte, err error) {
+	idx := -1
+	for k, m := range j.partial {
+		if m.from == h.from && m.seq == h.seq {
+			idx = k
+			break
+		}
+	}
+	if idx < 0 {
+		if h.i != 1 {
+			return nil, fmt.Errorf("chunk %d/%d of a message whose first part was missed", h.i, h.n)
+		}
+		if len(j.partial) == maxPartial {
+			j.partial = j.partial[1:] // the oldest is never finished
+		}
+		j.partial = append(j.partial, &partialMessage{from: h.from, seq: h.seq, n: h.n})
+		idx = len(j.partial) - 1
+	}
+	m := j.partial[idx]
+	drop := func() { j.partial = append(j.partial[:idx], j.partial[idx+1:]...) }
+	if h.n != m.n || h.i != len(m.parts)+1 || m.size+len(part) > maxChunked {
+		drop()
+		return nil, fmt.Errorf("chunk %d/%d out of order or too large", h.i, h.n)
+	}
+	m.parts = append(m.parts, bytes.Clone(part))
+	m.size += len(part)
+	if len(m.parts) < m.n {
+		return nil, nil
+	}
+	drop()
+	return bytes.Join(m.parts, nil), nil
+}
+
+// errListening and errClosed are Listen's refusals.
+var (
+	errListening = errors.New("pgbus: this Bus already has a listener")
+	errClosed    = errors.New("pgbus: Bus closed")
+)
+
+// Listen opens the listening connection, LISTENs on the channel, and
+// calls deliver with each change the other replicas (or other
+// publishers) notify, in order, one call at a time, from a goroutine of
+// its own, until stop; stop waits for that goroutine. When Listen
+// returns, the channel is listened to, unless the database could not be
+// reached: the Bus then logs so and keeps trying. Payloads this Bus sent
+// are skipped; malformed ones are logged (the first, then every
+// thousandth) and skipped. Listen returns an error if the Bus already has
+// a listener or is closed.
+func (b *Bus) Listen(deliver func(subscribe.Change)) (stop func(), err error) {
+	b.mu.Lock()
+	switch {
+	case b.closed:
+		b.mu.Unlock()
+		return nil, errClosed
+	case b.listening:
+		b.mu.Unlock()
+		return nil, errListening
+	}
+	b.listening = true
+	b.mu.Unlock()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &listener{bus: b, deliver: deliver}
+	first := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.run(ctx, first)
+	}()
+	select {
+	case <-first:
+	case <-time.After(maxBackoff):
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			b.mu.Lock()
+			b.listening = false
+			b.mu.Unlock()
+		})
+	}, nil
+}
+
+// A listener is the goroutine behind Listen.
+type listener struct {
+	bus     *Bus
+	deliver func(subscribe.Change)
+	joiner  joiner
+	down    bool // an outage was logged, and has not ended
+}
+
+// run listens until ctx is done, connecting again after any failure;
+// first is closed after the first attempt.
+func (l *listener) run(ctx context.Context, first chan struct{}) {
+	b := l.bus
+	backoff := time.Duration(0)
+	for ctx.Err() == nil {
+		conn, err := l.listen(ctx)
+		if first != nil {
+			close(first)
+			first = nil
+		}
+		if err == nil {
+			if l.down {
+				l.down = false
+				b.log.Info("pgbus: listening again; changes notified while the listener was away were missed", "channel", b.channel)
+			}
+			backoff = 0
+			err = l.receive(ctx, conn)
+			conn.Close(context.Background())
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if !l.down {
+			l.down = true
+			b.log.Warn("pgbus: cannot listen; the other replicas' changes are missed until the database is back", "channel", b.channel, "error", err)
+		}
+		backoff = min(max(2*backoff, minBackoff), maxBackoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+	}
+}
+
+// listen connects and LISTENs on the channel.
+func (l *listener) listen(ctx context.Context) (*pgx.Conn, error) {
+	b := l.bus
+	cctx, cancel := context.WithTimeout(ctx, maxBackoff)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(cctx, b.config)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(cctx, "LISTEN "+pgx.Identifier{b.channel}.Sanitize()); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
+}
+
+// receive delivers what conn is notified of until it fails or ctx is
+// done.
+func (l *listener) receive(ctx context.Context, conn *pgx.Conn) error {
+	b := l.bus
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		if n.Channel != b.channel {
+			continue
+		}
+		payload := []byte(n.Payload)
+		if strings.HasPrefix(n.Payload, "#") {
+			h, part, err := parseChunk(payload)
+			if err != nil {
+				l.malformed(err, n.Payload)
+				continue
+			}
+			if h.from == b.id {
+				continue
+			}
+			if payload, err = l.joiner.add(h, part); err != nil {
+				l.malformed(err, n.Payload)
+				continue
+			}
+			if payload == nil {
+				continue // more parts to come
+			}
+		}
+		m, err := subscribe.ParseMessage(payload)
+		if err != nil {
+			l.malformed(err, n.Payload)
+			continue
+		}
+		if m.From == b.id {
+			continue
+		}
+		for _, c := range m.Changes {
+			b.received.Add(1)
+			l.deliver(c)
+		}
+	}
+}
+
+// malformed counts a skipped payload, and logs the first and every
+// thousandth.
+func (l *listener) malformed(err error, payload string) {
+	if n := l.bus.malformed.Add(1); n == 1 || n%1000 == 0 {
+		if len(payload) > 120 {
+			payload = payload[:120] + "…"
+		}
+		l.bus.log.Warn("pgbus: skipped a malformed notification", "channel", l.bus.channel, "malformed_so_far", n, "error", err, "payload", payload)
+	}
+}
+
+// Stats returns what b has sent, dropped and received so far.
+func (b *Bus) Stats() Stats {
+	o := b.out.Stats()
+	return Stats{Sent: o.Sent, Dropped: o.Dropped, Received: b.received.Load(), Malformed: b.malformed.Load()}
+}
+
+// Close sends what is queued, once, and closes the sending connection.
+// It does not stop a listener: stop it first (a registry's Close does).
+// Close may be called more than once, and returns nil.
+func (b *Bus) Close() error {
+	b.mu.Lock()
+	was := b.closed
+	b.closed = true
+	b.mu.Unlock()
+	if was {
+		return nil
+	}
+	b.out.Close() // its goroutine has ended: b.sender is ours
+	if b.sender != nil {
+		b.sender.Close(context.Background())
+		b.sender = nil
+	}
+	return nil
+}
