@@ -422,7 +422,18 @@ func (s *store) update(ctx context.Context, t *table, id int64, col, value strin
 	}
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	q := fmt.Sprintf("UPDATE %s SET %s = %s, updated_at = %s WHERE id = %s", t.Name, c.Name, s.ph(1), s.ph(2), s.ph(3))
-	res, err := s.db.ExecContext(ctx, q, value, now, id)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback()
+	if s.dialect == "pgx" {
+		// The caller reports this change itself: the trigger stays silent.
+		if _, err := tx.ExecContext(ctx, "SELECT set_config('"+reportedSetting+"', 'on', true)"); err != nil {
+			return "", err
+		}
+	}
+	res, err := tx.ExecContext(ctx, q, value, now, id)
 	if err != nil {
 		return "", err
 	}
@@ -431,7 +442,7 @@ func (s *store) update(ctx context.Context, t *table, id int64, col, value strin
 	} else if n == 0 {
 		return "", resource.ErrNotFound
 	}
-	return now, nil
+	return now, tx.Commit()
 }
 
 // updatedAt returns the updated_at of the given rows of t that exist.

@@ -14,9 +14,13 @@
 //     integer, and anything else is not found;
 //   - deliver notifications/resources/updated when a subscribed row
 //     changes, whoever changes it: the update_row tool tells the registry
-//     at once, and a poller, running only while someone is subscribed
-//     (resource.SubscriptionOptions.OnWatch and OnUnwatch), notices the
-//     changes other processes make.
+//     at once; on SQLite a poller, running only while someone is
+//     subscribed (resource.SubscriptionOptions.OnWatch and OnUnwatch),
+//     notices the changes other processes make, and on Postgres a trigger
+//     reports them with pg_notify;
+//   - run several replicas behind a load balancer: with -bus, each
+//     replica's changes reach the subscribers of every other
+//     (resource.SubscriptionOptions.Bus), through NATS or Postgres.
 //
 // By default it serves an embedded SQLite database (the pure-Go
 // modernc.org/sqlite, no cgo), created and filled with 50,000 users and
@@ -36,7 +40,15 @@
 // updates of what it subscribed to. List cursors are encrypted with the
 // keys -cursor-keys (or $MCPRES_CURSOR_KEYS) gives, so that a walk through
 // the list survives a restart and reaches every replica; without them a
-// random key is made at start-up. Logs go to stderr: on stdio, stdout
+// random key is made at start-up.
+//
+// Several replicas share one Postgres database, the cursor keys, and a
+// bus:
+//
+//	go run ./examples/records -dsn postgres://… -http 127.0.0.1:8081 -cursor-keys keys -bus nats://127.0.0.1:4222
+//	go run ./examples/records -dsn postgres://… -http 127.0.0.1:8082 -cursor-keys keys -bus nats://127.0.0.1:4222
+//
+// or -bus postgres on every replica, without a broker. Logs go to stderr: on stdio, stdout
 // carries the protocol. The HTTP server has no authentication and
 // update_row writes to the database; keep it on a loopback address.
 package main
@@ -56,6 +68,7 @@ import (
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/subscribe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -65,6 +78,7 @@ type config struct {
 	dsn        string
 	httpAddr   string
 	cursorKeys string
+	bus        string
 	pageSize   int
 	poll       time.Duration
 	readOnly   bool
@@ -76,8 +90,9 @@ func main() {
 	flag.StringVar(&cfg.dsn, "dsn", "", "serve the Postgres database at `url` (postgres://…) instead of SQLite")
 	flag.StringVar(&cfg.httpAddr, "http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080) instead of stdio")
 	flag.StringVar(&cfg.cursorKeys, "cursor-keys", "", "read the keys of list cursors from `file`: one base64 key a line, the first encrypting (default $"+cursor.KeysEnv+", else a random key)")
+	flag.StringVar(&cfg.bus, "bus", "", "share changes with the other replicas through NATS (`nats://HOST:PORT`) or through Postgres (postgres, the -dsn database); needs -dsn")
 	flag.IntVar(&cfg.pageSize, "page-size", 0, "resources/list page size (0 means 100)")
-	flag.DurationVar(&cfg.poll, "poll", 500*time.Millisecond, "how often to check subscribed rows for changes made by other processes")
+	flag.DurationVar(&cfg.poll, "poll", 500*time.Millisecond, "how often to check subscribed rows for changes made by other processes (SQLite; Postgres reports them through a trigger)")
 	flag.BoolVar(&cfg.readOnly, "read-only", false, "do not offer the update_row tool")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -128,12 +143,22 @@ func run(cfg config, logger *slog.Logger) error {
 	if n > 0 {
 		logger.Info("created and filled the tables", "rows", n, "took", time.Since(start).Round(time.Millisecond))
 	}
+	if st.dialect == "pgx" {
+		if err := st.installTriggers(ctx); err != nil {
+			return err
+		}
+	}
+	bus, closeBus, err := openBus(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeBus() // after the registry has stopped listening
 
 	codec, err := cursorCodec(cfg, logger)
 	if err != nil {
 		return err
 	}
-	server, reg, poller, err := newServer(st, codec, cfg, logger)
+	server, reg, poller, err := newServer(st, codec, bus, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -177,10 +202,12 @@ func cursorCodec(cfg config, logger *slog.Logger) (*cursor.Codec, error) {
 }
 
 // newServer returns a server for st's tables, whose list cursors codec
-// encrypts (nil for a random key), the registry it serves, and the poller
-// behind its subscriptions. The caller closes the registry, then the
-// poller, once the server has stopped.
-func newServer(st *store, codec *cursor.Codec, cfg config, logger *slog.Logger) (_ *mcp.Server, _ *resource.Registry, _ *poller, err error) {
+// encrypts (nil for a random key) and whose changes bus shares with the
+// other replicas (nil for none), the registry it serves, and the poller
+// behind its subscriptions (which runs on SQLite only: on Postgres, the
+// trigger reports other writers' changes on the bus). The caller closes
+// the registry, then the poller, once the server has stopped.
+func newServer(st *store, codec *cursor.Codec, bus subscribe.Bus, cfg config, logger *slog.Logger) (_ *mcp.Server, _ *resource.Registry, _ *poller, err error) {
 	// changed tells the registry that a row changed, whoever changed it;
 	// the poller reports to the registry, which is made after it.
 	var reg *resource.Registry
@@ -194,15 +221,16 @@ func newServer(st *store, codec *cursor.Codec, cfg config, logger *slog.Logger) 
 		}
 	}
 	p := newPoller(st, cfg.poll, changed, logger)
+	subs := resource.SubscriptionOptions{Bus: bus}
+	if st.dialect == "sqlite" {
+		// Poll a row only while someone is subscribed to it.
+		subs.OnWatch, subs.OnUnwatch = p.watch, p.unwatch
+	}
 	reg, err = resource.NewRegistry(&resource.Options{
-		Logger:   logger,
-		PageSize: cfg.pageSize,
-		Cursors:  codec,
-		Subscriptions: resource.SubscriptionOptions{
-			// Poll a row only while someone is subscribed to it.
-			OnWatch:   p.watch,
-			OnUnwatch: p.unwatch,
-		},
+		Logger:        logger,
+		PageSize:      cfg.pageSize,
+		Cursors:       codec,
+		Subscriptions: subs,
 	})
 	if err != nil {
 		return nil, nil, nil, err

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -318,7 +317,8 @@ func checkUpdate(t *testing.T, c *client, version string, id int64, write func(i
 		require.True(t, res.IsError, "%v", args)
 	}
 
-	// Another process's write is noticed by polling.
+	// Another process's write is noticed: by polling (SQLite), or through
+	// the trigger (Postgres).
 	c.n.WaitUpdated(t, uri, func() {
 		name = fmt.Sprintf("Elsewhere %d", time.Now().UnixNano())
 		write(id, name)
@@ -372,30 +372,8 @@ const postgresDSNEnv = "MCPRES_TEST_POSTGRES_DSN"
 // own that it drops afterwards: over stdio in every protocol version, and
 // the subscriptions the server refuses, in process.
 func TestPostgres(t *testing.T) {
-	dsn := os.Getenv(postgresDSNEnv)
-	if dsn == "" {
-		t.Skip("set " + postgresDSNEnv + "=postgres://… to run against Postgres (CI does, with scripts/postgres.sh)")
-	}
-	st, err := openPostgres(dsn)
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() }) // after dropping the schema
+	schemaDSN, _ := postgresSchema(t)
 	ctx := t.Context()
-	require.NoError(t, st.db.PingContext(ctx), "connecting to %s", postgresDSNEnv)
-	schema := fmt.Sprintf("mcpres_records_test_%d", time.Now().UnixNano())
-	_, err = st.db.ExecContext(ctx, "CREATE SCHEMA "+schema)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, err := st.db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		require.NoError(t, err)
-	})
-
-	// The server and the direct writes use the schema.
-	u, err := url.Parse(dsn)
-	require.NoError(t, err)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	schemaDSN := u.String()
 	direct, err := openPostgres(schemaDSN)
 	require.NoError(t, err)
 	t.Cleanup(func() { direct.Close() }) // after the in-process servers

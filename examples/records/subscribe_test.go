@@ -30,7 +30,7 @@ type inProcess struct {
 func serveInProcess(t *testing.T, st *store) *inProcess {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	server, reg, poller, err := newServer(st, nil, config{poll: 100 * time.Millisecond}, logger)
+	server, reg, poller, err := newServer(st, nil, nil, config{poll: 100 * time.Millisecond}, logger)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		reg.Close()
