@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/mcpres/mcpres/subscribe"
 )
@@ -16,7 +17,8 @@ import (
 // Options configures an Outbox. Zero fields mean their defaults.
 type Options struct {
 	// Size caps the changes waiting to be sent; a change beyond it is
-	// dropped. Zero means subscribe.DefaultQueueSize.
+	// dropped. Zero or less means subscribe.DefaultQueueSize (the buses
+	// refuse a negative size before they get here).
 	Size int
 	// MaxBatch caps the changes handed to one send. Zero means no cap:
 	// a send takes everything queued.
@@ -48,20 +50,34 @@ type Outbox struct {
 	full     bool   // the queue overflowed and has not drained since
 	lost     uint64 // dropped since the outage began
 	stats    Stats
+	parked   bool // the sender waits on wake: Put must signal it
 	wake     chan struct{}
 	finished chan struct{}
 }
+
+// The sender's pace. After a quiet spell it is parked, and the first
+// change wakes it at once. While changes keep coming it looks for more
+// every tick instead of being woken for each: waking a goroutine can cost
+// the caller of Put microseconds, a tick costs it nothing. It parks again
+// after idleAfter without a change.
+const (
+	tick      = time.Millisecond
+	idleAfter = 100 * time.Millisecond
+)
 
 // New returns an Outbox that sends with send, which is called from one
 // goroutine at a time with a non-empty batch; an error from send means
 // the batch was not sent: it is dropped, and the outage reported (see
 // Down). New starts the sending goroutine.
 func New(send func([]subscribe.Change) error, opts Options) *Outbox {
-	opts.Size = cmp.Or(opts.Size, subscribe.DefaultQueueSize)
+	if opts.Size <= 0 {
+		opts.Size = subscribe.DefaultQueueSize
+	}
 	o := &Outbox{
 		send:     send,
 		opts:     opts,
 		log:      cmp.Or(opts.Logger, slog.Default()),
+		parked:   true,
 		wake:     make(chan struct{}, 1),
 		finished: make(chan struct{}),
 	}
@@ -75,6 +91,7 @@ func New(send func([]subscribe.Change) error, opts Options) *Outbox {
 func (o *Outbox) Put(c subscribe.Change) {
 	o.mu.Lock()
 	if o.closed {
+		o.stats.Dropped++
 		o.mu.Unlock()
 		return
 	}
@@ -91,10 +108,11 @@ func (o *Outbox) Put(c subscribe.Change) {
 		return
 	}
 	o.queue = append(o.queue, c)
+	signal := o.parked
+	o.parked = false
 	o.mu.Unlock()
-	select {
-	case o.wake <- struct{}{}:
-	default:
+	if signal {
+		o.wake <- struct{}{} // never blocks: only a parked sender is signalled, once
 	}
 }
 
@@ -150,12 +168,11 @@ func (o *Outbox) Close() {
 	o.mu.Lock()
 	was := o.closed
 	o.closed = true
+	signal := o.parked && !was
+	o.parked = false
 	o.mu.Unlock()
-	if !was {
-		select {
-		case o.wake <- struct{}{}:
-		default:
-		}
+	if signal {
+		o.wake <- struct{}{}
 	}
 	<-o.finished
 }
@@ -163,17 +180,25 @@ func (o *Outbox) Close() {
 func (o *Outbox) run() {
 	defer close(o.finished)
 	for range o.wake {
-		for {
+		for idle := time.Duration(0); ; {
 			o.mu.Lock()
 			batch := o.take()
 			closed := o.closed
-			o.mu.Unlock()
-			if len(batch) == 0 {
+			if len(batch) == 0 && (closed || idle >= idleAfter) {
+				o.parked = true
+				o.mu.Unlock()
 				if closed {
 					return
 				}
 				break
 			}
+			o.mu.Unlock()
+			if len(batch) == 0 {
+				time.Sleep(tick)
+				idle += tick
+				continue
+			}
+			idle = 0
 			o.sendBatch(batch)
 		}
 	}

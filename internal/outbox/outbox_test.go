@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/mcpres/mcpres/internal/outbox"
 	"github.com/mcpres/mcpres/subscribe"
@@ -66,6 +67,13 @@ func (b *broker) sent() int {
 	return n
 }
 
+// settle lets the sender take what was put: it looks for changes every
+// millisecond while they keep coming.
+func settle() {
+	time.Sleep(2 * time.Millisecond)
+	synctest.Wait()
+}
+
 func change(i int) subscribe.Change {
 	return subscribe.Change{Kind: subscribe.Updated, Value: "x://" + string(rune('a'+i%26))}
 }
@@ -81,7 +89,7 @@ func TestSendsInBatches(t *testing.T) {
 			o.Put(change(i))
 		}
 		close(b.hold)
-		synctest.Wait()
+		settle()
 		require.Len(t, b.batches, 4)
 		assert.Equal(t, []int{1, 4, 4, 1}, []int{len(b.batches[0]), len(b.batches[1]), len(b.batches[2]), len(b.batches[3])})
 		var got []subscribe.Change
@@ -107,13 +115,13 @@ func TestOutageLoggedOnce(t *testing.T) {
 		b.setDown(true)
 		for i := range 100 {
 			o.Put(change(i))
-			synctest.Wait()
+			settle()
 		}
 		assert.Equal(t, 1, logs.count("testbus: broker unreachable"))
 		assert.Equal(t, outbox.Stats{Dropped: 100}, o.Stats())
 		b.setDown(false)
 		o.Put(change(0))
-		synctest.Wait()
+		settle()
 		assert.Equal(t, 1, logs.count("broker reachable again"))
 		assert.Equal(t, 1, logs.count("lost=100"))
 		assert.Equal(t, 1, b.sent())
@@ -131,7 +139,7 @@ func TestDownUntilUp(t *testing.T) {
 		o.Down(errors.New("disconnected"))
 		o.Down(errors.New("still disconnected"))
 		o.Put(change(0))
-		synctest.Wait()
+		settle()
 		assert.Equal(t, 1, logs.count("unreachable"))
 		assert.Equal(t, 0, logs.count("reachable again"))
 		o.Up()
@@ -155,7 +163,7 @@ func TestFullQueue(t *testing.T) {
 		assert.Equal(t, outbox.Stats{Dropped: 15}, o.Stats())
 		assert.Equal(t, 1, logs.count("too many changes"))
 		close(b.hold)
-		synctest.Wait()
+		settle()
 		assert.Equal(t, 6, b.sent())
 		o.Close()
 		o.Close()
@@ -177,5 +185,29 @@ func TestCloseFlushes(t *testing.T) {
 		go func() { close(b.hold) }()
 		o.Close()
 		assert.Equal(t, 3, b.sent())
+	})
+}
+
+// After a quiet spell the sender is parked, and the next change wakes it
+// at once; while changes keep coming it takes them every millisecond,
+// so a Put does not wake it each time.
+func TestPace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &broker{}
+		o := outbox.New(b.send, outbox.Options{Logger: slog.New(slog.DiscardHandler)})
+		defer o.Close()
+		time.Sleep(time.Second) // quiet
+		o.Put(change(0))
+		synctest.Wait()
+		assert.Equal(t, 1, b.sent(), "the first change after a quiet spell goes at once")
+		for i := range 10 {
+			o.Put(change(i)) // while active: taken at the next tick
+		}
+		synctest.Wait()
+		assert.Equal(t, 1, b.sent())
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		assert.Equal(t, 11, b.sent())
+		require.Len(t, b.batches, 2, "the ten came in one batch")
 	})
 }
