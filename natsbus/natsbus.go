@@ -14,21 +14,27 @@
 // or Options.Subject: one per registry, such as one per service), and
 // publishes there the changes its registry reports, as subscribe.Message
 // JSON, several to a message when they come faster than they are sent.
-// Each replica delivers the others' changes to its own subscribers;
-// a replica's own messages come back to it and are skipped. Any other
-// publisher may send a Message on the subject too (without "from": every
-// replica then delivers it).
+// Each replica delivers the others' changes to its own subscribers; a
+// replica's own messages come back to it and are skipped. Any other
+// publisher may send a Message on the subject too, such as
+//
+//	nats pub mcpres.changes '{"changes":[{"uri":"db://users/42"}]}'
+//
+// and, since it has no "from", every replica delivers it.
 //
 // Delivery is at most once, which is what MCP's update notifications need
-// (see subscribe.Bus). Publish never waits for the network: changes are
-// queued (Options.QueueSize) and sent by a goroutine of the Bus. The
-// connection reconnects on its own, forever. While NATS is unreachable,
-// Publish still returns at once, the replica's own subscribers are still
-// notified (by the registry, not the bus), and changes for the other
-// replicas are held in nats.go's reconnect buffer (8 MB by default) and
-// sent on reconnection, or dropped once it is full; the outage is logged
-// once when it begins and once when it ends, never per change. Connect
-// succeeds while NATS is down, so a replica starts without its broker.
+// (see subscribe.Bus): a change may be lost, and is never delivered twice.
+// Publish never waits for the network: changes are queued
+// (Options.QueueSize) and sent by a goroutine of the Bus. The connection
+// reconnects on its own, forever. While NATS is unreachable, Publish
+// still returns at once, the replica's own subscribers are still notified
+// (by the registry, not the bus), and changes for the other replicas are
+// held in nats.go's reconnect buffer (8 MB unless a nats.ReconnectBufSize
+// option says otherwise) and sent on reconnection, or dropped once it is
+// full; the changes other replicas publish meanwhile are lost to this
+// one. The outage is logged once when it begins (at Warn) and once when
+// it ends (at Info), never per change. Connect succeeds while NATS is
+// down, so a replica starts without its broker.
 package natsbus
 
 import (
@@ -42,6 +48,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/mcpres/mcpres/internal/outbox"
 	"github.com/mcpres/mcpres/subscribe"
@@ -52,59 +59,76 @@ import (
 // Options.Subject is empty.
 const DefaultSubject = "mcpres.changes"
 
-// Options configures a Bus. The zero value, and a nil *Options, mean
-// every default.
+// Options configures a Bus. Zero fields, and a nil *Options, mean their
+// defaults.
 type Options struct {
 	// Subject is the NATS subject the replicas of one registry share:
-	// dot-separated non-empty tokens, without spaces or the wildcards *
-	// and >. Empty means DefaultSubject.
+	// dot-separated non-empty tokens, without white space or the
+	// wildcards * and >. Empty means DefaultSubject; another subject is
+	// an error from Connect.
 	Subject string
-	// Logger receives the outage lines and malformed messages. Nil means
-	// slog.Default().
+	// Logger receives the outage lines, and the messages and changes
+	// skipped as malformed. Nil means slog.Default().
 	Logger *slog.Logger
 	// QueueSize caps the changes waiting to be sent; more are dropped
-	// (and logged once). Zero means subscribe.DefaultQueueSize; negative
-	// is an error.
+	// (and that is logged once until the queue drains). Zero means
+	// subscribe.DefaultQueueSize; negative is an error from Connect.
 	QueueSize int
 	// NATS are further options for the connection (credentials, TLS, a
-	// name), applied before the Bus's own: its reconnection policy and
-	// its connection event handlers.
+	// name, nats.ReconnectBufSize), applied before the Bus's own, which
+	// override any they set: its reconnection policy (retry the first
+	// connection, reconnect forever every 250 ms or so) and its
+	// connection event handlers.
 	NATS []nats.Option
 }
 
 // A Bus is a subscribe.Bus over NATS. Make one with Connect; Close it
-// when the registry using it is closed.
+// after the registry using it is closed. Its methods may be called from
+// any goroutine.
 type Bus struct {
 	nc      *nats.Conn
 	subject string
 	id      string // in every message this Bus sends: its own are skipped
 	log     *slog.Logger
 	out     *outbox.Outbox
+	buf     []byte // send's message; used by the outbox's goroutine only
 
-	mu        sync.Mutex
+	mu        sync.Mutex // serializes Listen and Close
 	listening bool
-	closed    bool
+	closed    atomic.Bool
 
-	received, malformed atomic.Uint64
-	slowLogged          atomic.Bool
+	received, malformed   atomic.Uint64 // incoming: changes delivered, messages skipped
+	discarded, tooLarge   atomic.Uint64 // outgoing: malformed or after Close, larger than a message
+	badLogged, slowLogged atomic.Bool
+	asyncErrs             atomic.Uint64
+	oversize              uint64 // changes send found too large, for its log; send's only
 }
 
 // Stats counts what a Bus did.
 type Stats struct {
-	// Sent and Dropped count this replica's changes: handed to NATS, and
-	// lost because the queue was full or NATS refused them.
-	Sent, Dropped uint64
-	// Received counts the other replicas' changes delivered to the
-	// listener, and Malformed the messages skipped as not a
+	// Sent counts this replica's changes handed to nats.go: sent, or,
+	// while the server is unreachable, held in its reconnect buffer and
+	// sent on reconnection (unless the Bus is closed first).
+	Sent uint64
+	// Dropped counts this replica's changes lost: the queue was full,
+	// NATS refused them (a batch refused in part counts whole), a change
+	// was malformed or alone larger than a NATS message, or it was
+	// published after Close.
+	Dropped uint64
+	// Received counts the changes of the other replicas (and other
+	// publishers) delivered to the listener.
+	Received uint64
+	// Malformed counts the messages on the subject skipped as not a
 	// subscribe.Message.
-	Received, Malformed uint64
+	Malformed uint64
 }
 
 // Connect returns a Bus on the NATS server at url (a comma-separated list
-// of servers is accepted, as by nats.Connect). It returns an error for a
-// malformed URL, a bad Options field, or a connection option NATS
-// refuses; not for a server that cannot be reached, which the Bus keeps
-// trying (see the package documentation).
+// of servers is accepted, as by nats.Connect), which it connects to in
+// the background. It returns a nil Bus and an error for a malformed URL,
+// a bad Options field, or a connection option nats.go refuses; not for a
+// server that cannot be reached, which the Bus keeps trying (see the
+// package documentation).
 func Connect(url string, opts *Options) (*Bus, error) {
 	var o Options
 	if opts != nil {
@@ -122,19 +146,25 @@ func Connect(url string, opts *Options) (*Bus, error) {
 	}
 	b := &Bus{subject: o.Subject, id: newID(), log: cmp.Or(o.Logger, slog.Default())}
 	b.out = outbox.New(b.send, outbox.Options{Size: o.QueueSize, Logger: b.log, Name: "natsbus"})
+	// nats.go runs these handlers one at a time, in the order of the
+	// events: the outbox sees Down and Up in order.
 	natsOpts := append(append([]nats.Option(nil), o.NATS...),
 		nats.RetryOnFailedConnect(true),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250*time.Millisecond),
 		nats.ReconnectJitter(100*time.Millisecond, time.Second),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if b.isClosed() {
-				return // Close's own disconnection
+			if !b.closed.Load() { // not Close's own disconnection
+				b.out.Down(fmt.Errorf("lost the connection to NATS: %w", cmp.Or(err, errDisconnected)))
 			}
-			if err == nil {
-				err = errors.New("disconnected")
+		}),
+		// Called for the first connection when it fails (the Bus then
+		// keeps trying), and for every failed attempt to reconnect: the
+		// outbox logs only the first of an outage.
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+			if !b.closed.Load() {
+				b.out.Down(fmt.Errorf("cannot reach NATS: %w", cmp.Or(err, errDisconnected)))
 			}
-			b.out.Down(fmt.Errorf("NATS: %w", err))
 		}),
 		nats.ReconnectHandler(func(*nats.Conn) { b.out.Up() }),
 		nats.ConnectHandler(func(*nats.Conn) { b.out.Up() }), // a first connection made late
@@ -146,17 +176,16 @@ func Connect(url string, opts *Options) (*Bus, error) {
 		return nil, fmt.Errorf("natsbus: %w", err)
 	}
 	b.nc = nc
-	if !nc.IsConnected() {
-		b.out.Down(fmt.Errorf("NATS at %s not reachable yet", url))
-	}
 	return b, nil
 }
 
-// checkSubject reports whether s is a subject a Bus may publish on.
+var errDisconnected = errors.New("disconnected")
+
+// checkSubject returns an error unless s is a subject a Bus may use.
 func checkSubject(s string) error {
-	for _, tok := range strings.Split(s, ".") {
-		if tok == "" || tok == "*" || tok == ">" || strings.ContainsAny(tok, " \t\r\n*>") {
-			return fmt.Errorf("natsbus: subject %q: want dot-separated tokens without spaces or wildcards", s)
+	for tok := range strings.SplitSeq(s, ".") {
+		if tok == "" || strings.ContainsAny(tok, "*>") || strings.ContainsFunc(tok, unicode.IsSpace) {
+			return fmt.Errorf("natsbus: subject %q: want dot-separated non-empty tokens without white space or the wildcards * and >", s)
 		}
 	}
 	return nil
@@ -169,55 +198,95 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Publish queues c to be sent to the other replicas, and returns at once.
-func (b *Bus) Publish(c subscribe.Change) { b.out.Put(c) }
+// Publish queues c to be sent to the other replicas, and returns at once,
+// whether NATS is reachable or not. A change that is not well formed (see
+// subscribe.Change.MarshalJSON), or one published after Close, is
+// dropped: counted in Stats, and the first malformed one logged.
+func (b *Bus) Publish(c subscribe.Change) {
+	if c.Kind < subscribe.Updated || c.Kind > subscribe.ListChanged || (c.Kind == subscribe.ListChanged && c.Value != "") {
+		b.discarded.Add(1)
+		if b.badLogged.CompareAndSwap(false, true) {
+			b.log.Error("natsbus: dropped a malformed change (logged once)", "kind", c.Kind, "value", c.Value)
+		}
+		return
+	}
+	if b.closed.Load() {
+		b.discarded.Add(1)
+		return
+	}
+	b.out.Put(c)
+}
 
-// send publishes batch as one or more messages of at most the server's
-// maximum payload. A change that alone exceeds it is dropped and logged.
+// defaultMaxPayload is the largest message send makes before the first
+// connection has told the server's limit: small enough for any server.
+// (nats.go checks no message against the limit before it knows it, and
+// a server closes the connection that sends a message over its limit.)
+const defaultMaxPayload = 64 << 10
+
+// send publishes batch as one or more messages, each no larger than the
+// server's maximum payload. A change too large for a message by itself is
+// dropped and logged (the first, then every thousandth). It returns the
+// first error of nats.go, if any, having tried every message.
 func (b *Bus) send(batch []subscribe.Change) error {
-	max := int(b.nc.MaxPayload())
-	if max <= 0 {
-		max = 1 << 20 // not connected yet: NATS's default
+	limit := int(b.nc.MaxPayload())
+	if limit <= 0 {
+		limit = defaultMaxPayload
 	}
 	var firstErr error
+	tooLarge := 0
 	for len(batch) > 0 {
-		data, n, err := b.encode(batch, max)
+		n, err := b.encode(batch, limit)
 		if err != nil {
-			return err
+			return err // unreachable: Publish takes well-formed changes only
 		}
-		if n == 0 { // batch[0] alone is too large
-			b.log.Error("natsbus: a change is larger than the NATS maximum payload; dropped", "kind", batch[0].Kind, "bytes", len(batch[0].Value), "max_payload", max)
+		if n == 0 {
+			tooLarge++
+			if b.oversize++; b.oversize == 1 || b.oversize%1000 == 0 {
+				b.log.Error("natsbus: dropped a change larger than the NATS maximum payload (logged for the first, then every thousandth)",
+					"kind", batch[0].Kind, "bytes", len(batch[0].Value), "max_payload", limit, "too_large_so_far", b.oversize)
+			}
 			batch = batch[1:]
 			continue
 		}
-		if err := b.nc.Publish(b.subject, data); err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("NATS publish: %w", err)
+		if err := b.nc.Publish(b.subject, b.buf); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("publishing to NATS: %w", err)
 		}
 		batch = batch[n:]
+	}
+	if cap(b.buf) > limit {
+		b.buf = nil // kept for the next batch only if it is no larger than a message
+	}
+	if firstErr == nil {
+		// The outbox counts the batch as sent: Stats moves these to
+		// Dropped. (A failed batch counts as dropped whole already.)
+		b.tooLarge.Add(uint64(tooLarge))
 	}
 	return firstErr
 }
 
-// encode returns the message of as many of batch's first changes as fit
-// in max bytes, and how many that is.
-func (b *Bus) encode(batch []subscribe.Change, max int) ([]byte, int, error) {
+// encode sets b.buf to the message of as many of batch's first changes as
+// fit in limit bytes, and returns how many that is: zero if batch[0]
+// alone does not fit. A batch that does not fit is cut in proportion to
+// its excess, again until the rest fits.
+func (b *Bus) encode(batch []subscribe.Change, limit int) (int, error) {
 	n := len(batch)
 	for {
-		data, err := subscribe.Message{From: b.id, Changes: batch[:n]}.AppendJSON(nil)
+		data, err := subscribe.Message{From: b.id, Changes: batch[:n]}.AppendJSON(b.buf[:0])
 		if err != nil {
-			return nil, 0, err
+			return 0, fmt.Errorf("natsbus: %w", err)
 		}
-		if len(data) <= max {
-			return data, n, nil
+		b.buf = data
+		if len(data) <= limit {
+			return n, nil
 		}
 		if n == 1 {
-			return nil, 0, nil
+			return 0, nil
 		}
-		n /= 2
+		n = min(max(int(int64(n)*int64(limit)/int64(len(data))), 1), n-1)
 	}
 }
 
-// errListening and errClosed are Listen's refusals.
+// Listen's refusals.
 var (
 	errListening = errors.New("natsbus: this Bus already has a listener")
 	errClosed    = errors.New("natsbus: Bus closed")
@@ -225,61 +294,55 @@ var (
 
 // Listen subscribes to the subject and calls deliver with each change of
 // every message another replica (or another publisher) sends, in order,
-// one call at a time, until stop; when NATS is reachable, the server has
-// the subscription when Listen returns. Messages this Bus sent are skipped, and
-// malformed ones logged (the first, then every thousandth) and skipped.
-// stop unsubscribes and waits for a deliver call under way. Listen
-// returns an error if the Bus already has a listener, is closed, or NATS
-// refuses the subscription.
+// one call at a time, from a goroutine of nats.go, until stop is called.
+// When NATS is reachable, the server has the subscription when Listen
+// returns; when it is not, the subscription is made on reconnection.
+// Messages this Bus sent are skipped, and malformed ones skipped and
+// logged (the first, then every thousandth). stop unsubscribes and waits
+// for a deliver call under way to return; calling it again does nothing,
+// and deliver must not call it. Listen returns a nil stop and an error if
+// deliver is nil, the Bus already has a listener (until its stop) or is
+// closed, or nats.go refuses the subscription.
 func (b *Bus) Listen(deliver func(subscribe.Change)) (stop func(), err error) {
+	if deliver == nil {
+		return nil, errors.New("natsbus: Listen with a nil deliver")
+	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	switch {
-	case b.closed:
+	case b.closed.Load():
+		b.mu.Unlock()
 		return nil, errClosed
 	case b.listening:
+		b.mu.Unlock()
 		return nil, errListening
 	}
-	var mu sync.Mutex // held while delivering; stop takes it
-	stopped := false
-	sub, err := b.nc.Subscribe(b.subject, func(msg *nats.Msg) {
-		m, err := subscribe.ParseMessage(msg.Data)
-		if err != nil {
-			if n := b.malformed.Add(1); n == 1 || n%1000 == 0 {
-				b.log.Warn("natsbus: skipped a malformed message", "subject", msg.Subject, "malformed_so_far", n, "error", err)
-			}
-			return
-		}
-		if m.From == b.id {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range m.Changes {
-			if stopped {
-				return
-			}
-			b.received.Add(1)
-			deliver(c)
-		}
-	})
+	b.listening = true
+	b.mu.Unlock()
+
+	l := &listener{bus: b, deliver: deliver}
+	sub, err := b.nc.Subscribe(b.subject, l.handle)
 	if err != nil {
+		b.mu.Lock()
+		b.listening = false
+		b.mu.Unlock()
+		if errors.Is(err, nats.ErrConnectionClosed) {
+			return nil, errClosed
+		}
 		return nil, fmt.Errorf("natsbus: subscribing to %q: %w", b.subject, err)
 	}
 	if b.nc.IsConnected() {
-		// The server has the subscription when Listen returns: a change
-		// published afterwards is not missed. (While disconnected, it is
-		// sent on reconnection.)
-		b.nc.FlushTimeout(5 * time.Second)
+		// A round trip, so that a change published once Listen has
+		// returned is not missed. Should it time out, the subscription
+		// still takes effect when the server reads it.
+		_ = b.nc.FlushTimeout(5 * time.Second)
 	}
-	b.listening = true
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			sub.Unsubscribe()
-			mu.Lock()
-			stopped = true
-			mu.Unlock()
+			l.stopped.Store(true) // for the rest of a message being delivered, and those nats.go dequeued already
+			_ = sub.Unsubscribe() // fails only once the connection is closed: no more messages then
+			l.mu.Lock()           // waits for a deliver call under way
+			l.mu.Unlock()
 			b.mu.Lock()
 			b.listening = false
 			b.mu.Unlock()
@@ -287,45 +350,87 @@ func (b *Bus) Listen(deliver func(subscribe.Change)) (stop func(), err error) {
 	}, nil
 }
 
+// A listener delivers the changes of the messages its subscription
+// receives.
+type listener struct {
+	bus     *Bus
+	deliver func(subscribe.Change)
+
+	mu      sync.Mutex // held while delivering; stop waits for it
+	stopped atomic.Bool
+}
+
+// handle is the subscription's message handler: nats.go calls it from
+// one goroutine, a message at a time.
+func (l *listener) handle(msg *nats.Msg) {
+	b := l.bus
+	m, err := subscribe.ParseMessage(msg.Data)
+	if err != nil {
+		if n := b.malformed.Add(1); n == 1 || n%1000 == 0 {
+			b.log.Warn("natsbus: skipped a malformed message (logged for the first, then every thousandth)",
+				"subject", msg.Subject, "malformed_so_far", n, "error", err)
+		}
+		return
+	}
+	if m.From == b.id {
+		return // this replica's own: its subscribers were notified already
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range m.Changes {
+		if l.stopped.Load() {
+			return
+		}
+		b.received.Add(1)
+		l.deliver(c)
+	}
+}
+
 // asyncError logs what NATS reports outside any call: a listener too slow
-// for the changes arriving (the first time), or a permission error.
-func (b *Bus) asyncError(_ *nats.Conn, sub *nats.Subscription, err error) {
+// for the changes arriving (once per Bus: NATS then drops changes for
+// it), or another error, such as a permission refused (the first, then
+// every thousandth).
+func (b *Bus) asyncError(_ *nats.Conn, _ *nats.Subscription, err error) {
 	if errors.Is(err, nats.ErrSlowConsumer) {
 		if b.slowLogged.CompareAndSwap(false, true) {
 			b.log.Warn("natsbus: the listener does not keep up; NATS drops changes for it (logged once)", "subject", b.subject)
 		}
 		return
 	}
-	b.log.Error("natsbus: NATS error", "error", err)
+	if n := b.asyncErrs.Add(1); n == 1 || n%1000 == 0 {
+		b.log.Error("natsbus: NATS reported an error (logged for the first, then every thousandth)",
+			"subject", b.subject, "errors_so_far", n, "error", err)
+	}
 }
 
-func (b *Bus) isClosed() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.closed
-}
-
-// Stats returns what b has sent, dropped and received so far.
+// Stats returns what b has sent, dropped, received and skipped so far.
 func (b *Bus) Stats() Stats {
 	o := b.out.Stats()
-	return Stats{Sent: o.Sent, Dropped: o.Dropped, Received: b.received.Load(), Malformed: b.malformed.Load()}
+	tooLarge := b.tooLarge.Load()
+	return Stats{
+		Sent:      o.Sent - min(tooLarge, o.Sent),
+		Dropped:   o.Dropped + tooLarge + b.discarded.Load(),
+		Received:  b.received.Load(),
+		Malformed: b.malformed.Load(),
+	}
 }
 
-// Close sends what is queued, once, and closes the connection, flushing
-// it (for at most a second). It does not stop a listener: stop it first
-// (a registry's Close does). Close may be called more than once, and
-// returns nil.
+// Close sends what is queued, with one last attempt, then flushes the
+// connection (for at most a second, if NATS is reachable) and closes it.
+// Later Publishes are dropped, and Listen returns an error. Close does
+// not wait for a listener: stop it first (a registry's Close does); the
+// connection's end stops its deliveries. Close may be called more than
+// once, and returns nil.
 func (b *Bus) Close() error {
 	b.mu.Lock()
-	was := b.closed
-	b.closed = true
+	was := b.closed.Swap(true)
 	b.mu.Unlock()
 	if was {
 		return nil
 	}
 	b.out.Close()
 	if b.nc.IsConnected() {
-		b.nc.FlushTimeout(time.Second)
+		_ = b.nc.FlushTimeout(time.Second)
 	}
 	b.nc.Close()
 	return nil

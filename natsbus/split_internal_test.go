@@ -1,0 +1,95 @@
+package natsbus
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpres/mcpres/subscribe"
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lockedWriter is a log sink safe for concurrent use.
+type lockedWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// send splits a batch into messages no larger than the server's maximum
+// payload, in order, and drops (and logs once) a change larger than a
+// message by itself.
+func TestSendSplitsBatches(t *testing.T) {
+	const maxPayload = 1024
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, MaxPayload: maxPayload})
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(5*time.Second))
+	t.Cleanup(ns.Shutdown)
+
+	var logs lockedWriter
+	b, err := Connect(ns.ClientURL(), &Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	defer b.Close()
+	require.EqualValues(t, maxPayload, b.nc.MaxPayload())
+
+	nc, err := nats.Connect(ns.ClientURL())
+	require.NoError(t, err)
+	defer nc.Close()
+	msgs := make(chan *nats.Msg, 1000)
+	_, err = nc.ChanSubscribe(DefaultSubject, msgs)
+	require.NoError(t, err)
+	require.NoError(t, nc.Flush())
+
+	var batch, want []subscribe.Change
+	huge := subscribe.Change{Kind: subscribe.Updated, Value: "x://" + strings.Repeat("h", maxPayload)}
+	for i := range 300 {
+		c := subscribe.Change{Kind: subscribe.Updated, Value: fmt.Sprintf("x://split/%04d", i)}
+		batch, want = append(batch, c), append(want, c)
+		if i == 100 || i == 200 {
+			batch = append(batch, huge)
+		}
+	}
+	// Called directly: nothing was published, so the outbox's goroutine
+	// does not call send meanwhile.
+	require.NoError(t, b.send(batch))
+	assert.EqualValues(t, 2, b.tooLarge.Load())
+	assert.Equal(t, 1, strings.Count(logs.String(), "larger than the NATS maximum payload"), logs.String())
+
+	var got []subscribe.Change
+	n := 0
+	for len(got) < len(want) {
+		select {
+		case msg := <-msgs:
+			n++
+			assert.LessOrEqual(t, len(msg.Data), maxPayload)
+			m, err := subscribe.ParseMessage(msg.Data)
+			require.NoError(t, err)
+			assert.Equal(t, b.id, m.From)
+			assert.Len(t, m.From, 16)
+			got = append(got, m.Changes...)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("got %d of %d changes", len(got), len(want))
+		}
+	}
+	assert.Equal(t, want, got)
+	assert.Greater(t, n, 1, "one batch, several messages")
+	t.Logf("%d changes in %d messages of at most %d bytes", len(got), n, maxPayload)
+}
