@@ -59,7 +59,8 @@ func TestPostgresReplicas(t *testing.T) {
 }
 
 // checkReplicaUpdates checks that a change made through one replica, or
-// with psql, reaches clients of both eras on the two others.
+// with psql, reaches clients of both eras on the two others, and that a
+// row inserted or deleted with psql changes their lists.
 func checkReplicaUpdates(t *testing.T, p *proxy, schema, dsn string) {
 	const uri = "db://users/7"
 	listener, subscriber := new(mcptest.Notifications), new(mcptest.Notifications)
@@ -79,6 +80,15 @@ func checkReplicaUpdates(t *testing.T, p *proxy, schema, dsn string) {
 	listener.WaitUpdated(t, uri, func() { psql(t, dsn, fmt.Sprintf("UPDATE %s.users SET name = '%s' WHERE id = 7", schema, name)) })
 	subscriber.WaitUpdated(t, uri, nil)
 	assert.Equal(t, name, readJSON(t, l, uri)["name"])
+
+	// A row inserted, then deleted, with psql: the list changed, twice.
+	for _, statement := range []string{
+		"INSERT INTO %s.users (id, name, email, updated_at) VALUES (900001, 'new', 'new@example.com', 'now')",
+		"DELETE FROM %s.users WHERE id = 900001",
+	} {
+		listener.WaitListChanged(t, func() { psql(t, dsn, fmt.Sprintf(statement, schema)) })
+		subscriber.WaitListChanged(t, nil)
+	}
 	assert.Equal(t, 3, p.served(), "the clients were served by every replica")
 }
 
