@@ -288,6 +288,17 @@ func (s *Server) Stop() {
 	})
 }
 
+// Kill kills the server process at once (SIGKILL), as a crash or an
+// out-of-memory kill would: requests in flight fail and connections
+// drop. It waits until the process has gone; its exit status is not
+// checked. Later calls, and Stop after it, do nothing.
+func (s *Server) Kill() {
+	s.stop.Do(func() {
+		s.cmd.Process.Kill()
+		<-s.exited
+	})
+}
+
 // HTTPClient returns an HTTP client for a test of a streamable HTTP
 // server: every request carries token in an "Authorization: Bearer"
 // header, as from an MCP host configured with one (no header if token is

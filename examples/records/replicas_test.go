@@ -32,7 +32,7 @@ import (
 // 2025-11-25 client subscribed on another each receive the update for a
 // row changed through the third, and for one changed with psql; a list
 // walk goes from replica to replica, and goes on, losing nothing, when a
-// replica is stopped in the middle of it and the client retries.
+// replica is killed in the middle of it and the client retries.
 func TestPostgresReplicas(t *testing.T) {
 	schemaDSN, schema := postgresSchema(t)
 	keys, write := keysFile(t)
@@ -93,7 +93,7 @@ func checkReplicaUpdates(t *testing.T, p *proxy, schema, dsn string) {
 }
 
 // checkReplicaWalk walks the whole list through the round-robin path,
-// page after page on replica after replica, and stops a replica half-way:
+// page after page on replica after replica, and kills a replica half-way:
 // a page request that fails is retried with the same cursor, and lands on
 // another replica.
 func checkReplicaWalk(t *testing.T, p *proxy, replicas []*mcptest.Server) {
@@ -103,7 +103,7 @@ func checkReplicaWalk(t *testing.T, p *proxy, replicas []*mcptest.Server) {
 	retries, failed := 0, 0 // in all, and in a row
 	for pages := 0; ; pages++ {
 		if pages == 20 {
-			replicas[2].Stop()
+			replicas[2].Kill()
 		}
 		res, err := cs.ListResources(t.Context(), &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
@@ -126,8 +126,8 @@ func checkReplicaWalk(t *testing.T, p *proxy, replicas []*mcptest.Server) {
 	}
 	assert.Len(t, uris, want, "every resource listed")
 	assert.Equal(t, len(uris), len(slices.Compact(slices.Clone(uris))), "no resource listed twice")
-	assert.GreaterOrEqual(t, retries, 1, "a page was refused by the stopped replica")
-	t.Logf("walked %d resources in pages of 1,000 across %d replicas, %d requests retried after replica 2 stopped", len(uris), p.listedBy(), retries)
+	assert.GreaterOrEqual(t, retries, 1, "a page was refused by the killed replica")
+	t.Logf("walked %d resources in pages of 1,000 across %d replicas, %d requests retried after replica 2 was killed", len(uris), p.listedBy(), retries)
 	assert.GreaterOrEqual(t, p.listedBy(), 3, "list pages came from every replica")
 }
 
