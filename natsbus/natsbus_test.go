@@ -1,7 +1,6 @@
 package natsbus_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -52,37 +51,20 @@ func restart(t *testing.T, ns *natsserver.Server, while func()) *natsserver.Serv
 }
 
 // logBuffer is a log sink safe for concurrent use.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
+type logBuffer struct{ mcptest.Buffer }
 
 // logger returns a logger writing text lines to l.
 func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
 // lines returns the number of lines logged that contain s.
 func (l *logBuffer) lines(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	n := 0
-	for line := range strings.Lines(l.b.String()) {
+	for line := range strings.Lines(l.String()) {
 		if strings.Contains(line, s) {
 			n++
 		}
 	}
 	return n
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // The outbox's lines at the start and the end of an outage.

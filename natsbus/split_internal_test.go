@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/subscribe"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -16,22 +16,7 @@ import (
 )
 
 // lockedWriter is a log sink safe for concurrent use.
-type lockedWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
+type lockedWriter = mcptest.Buffer
 
 // send splits a batch into messages no larger than the server's maximum
 // payload, in order, and drops (and logs once) a change larger than a

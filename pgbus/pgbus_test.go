@@ -1,12 +1,10 @@
 package pgbus_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,28 +36,10 @@ func channel(t testing.TB) string {
 	return "pgbus_test_" + strings.ToLower(strings.NewReplacer("/", "_", "=", "_", "-", "_").Replace(t.Name()))
 }
 
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// logBuffer is a log sink safe for concurrent use.
+type logBuffer struct{ mcptest.Buffer }
 
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), s)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+func (l *logBuffer) count(s string) int { return strings.Count(l.String(), s) }
 
 func open(t testing.TB, opts *pgbus.Options) *pgbus.Bus {
 	t.Helper()

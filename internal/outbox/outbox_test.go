@@ -1,7 +1,6 @@
 package outbox_test
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"strings"
@@ -11,27 +10,16 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/internal/outbox"
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/subscribe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// logBuffer is a log sink safe for concurrent use.
+type logBuffer struct{ mcptest.Buffer }
 
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), s)
-}
+func (l *logBuffer) count(s string) int { return strings.Count(l.String(), s) }
 
 // broker is a send function that records batches, fails while down, and
 // can be held up.
