@@ -55,7 +55,8 @@ func FuzzParse(f *testing.F) {
 		if tmpl.String() != s {
 			t.Fatalf("String() = %q, want %q", tmpl.String(), s)
 		}
-		if !strings.HasPrefix(s, tmpl.Prefix()) || strings.Contains(tmpl.Prefix(), "{") {
+		literals, _ := tmpl.Expand(nil) // every variable undefined: the literals
+		if !strings.HasPrefix(literals, tmpl.Prefix()) || strings.Contains(tmpl.Prefix(), "{") {
 			t.Fatalf("Prefix() = %q for %q", tmpl.Prefix(), s)
 		}
 		names := tmpl.Varnames()
@@ -382,6 +383,9 @@ var roundTrips = []struct {
 	// {a} takes no unencoded ',', so the literal one is the first.
 	{template: "x:{a},{+b}"},
 	{template: "x:{/a},{b}"},
+	// A parameter the first of two {;…} does not name is the second's.
+	{template: "x://r{;a}{;b}"},
+	{template: "x://r{;a,b}{;c}"},
 }
 
 // FuzzRoundTrip expands fuzzed strings with templates that are not

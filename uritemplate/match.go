@@ -3,6 +3,7 @@ package uritemplate
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -21,8 +22,18 @@ func (t *Template) Match(uri string) (Values, bool) {
 	if !t.literalsInOrder(uri) {
 		return Values{}, false
 	}
+	if t.splitsReserved {
+		if vals, ok := t.match(uri, true); ok {
+			return vals, true
+		}
+	}
+	return t.match(uri, false)
+}
+
+// match is Match, strict as matcher.strict says.
+func (t *Template) match(uri string, strict bool) (Values, bool) {
 	var buf [8]binding
-	m := matcher{t: t, uri: uri}
+	m := matcher{t: t, uri: uri, strict: strict}
 	if len(t.names) <= len(buf) {
 		m.binds = buf[:len(t.names)]
 	} else {
@@ -78,10 +89,18 @@ type binding struct {
 }
 
 type matcher struct {
-	t     *Template
-	uri   string
-	binds []binding
-	items []string
+	t   *Template
+	uri string
+	// strict refuses, in the text of a reserved expression, a triplet
+	// that encodes a character expansion would have written as it is
+	// (unreserved or reserved, such as %2F for '/'): an expansion of the
+	// template never holds one there. Match tries a strict match first
+	// where that can choose between splits (x://{+dir}{/name} gives
+	// x://d/e/a%2Fb to dir "d/e" and name "a/b", as expanded), then a
+	// lenient one, which accepts what clients send.
+	strict bool
+	binds  []binding
+	items  []string
 	// failed records (part, position) states known not to match, for
 	// parts whose match does not depend on earlier bindings; failedDeps
 	// records the states of the other parts together with the bindings
@@ -378,6 +397,9 @@ func (m *matcher) setScalar(v varspec, s string, reserved bool) bool {
 	if !reserved && strings.IndexByte(s, ',') >= 0 {
 		return false
 	}
+	if reserved && m.strict && encodesLiteralChar(s) {
+		return false
+	}
 	val, ok := decode(s)
 	return ok && m.setString(v, val)
 }
@@ -427,9 +449,21 @@ func allPairs(run string, sep byte) bool {
 // whose value must be a scalar (see setScalar): a later item with the name
 // is not tried.
 // An exploded one takes every item with its name as a List or, if there is
-// none, the items no variable of e names, as Pairs. Other items are
-// ignored.
+// none, the items no variable of e names, as Pairs: the first such
+// variable takes them all (x://r{?a*}{&b*} cannot tell a's keys from b's,
+// and gives them to a), later ones are left undefined. Other items are
+// ignored, unless a named expression follows e in the template: an item
+// e does not name may be that one's, and s then does not match, so that
+// x://r{;a}{;c} gives ;c=2 to c rather than ignoring it in a.
 func (m *matcher) bindNamed(e *expr, s string) bool {
+	if e.laterNamed && !e.takesUnnamed() {
+		for item := range strings.SplitSeq(s, string(e.sep)) {
+			if k, _, _ := strings.Cut(item, "="); !e.names(k) {
+				return false
+			}
+		}
+	}
+	pairsTaken := false // by an earlier exploded variable
 	for _, v := range e.vars {
 		start, found := len(m.items), false
 		for item := range strings.SplitSeq(s, string(e.sep)) {
@@ -455,7 +489,8 @@ func (m *matcher) bindNamed(e *expr, s string) bool {
 			if !m.set(v, List, start) {
 				return false
 			}
-		default:
+		case !pairsTaken:
+			pairsTaken = true
 			if !m.bindPairs(e, v, s) {
 				return false
 			}
@@ -478,6 +513,12 @@ func (m *matcher) bindPairs(e *expr, v varspec, s string) bool {
 		}
 	}
 	return len(m.items) == start || m.set(v, Pairs, start)
+}
+
+// takesUnnamed reports whether e has an exploded variable, which takes the
+// items no variable of e names as Pairs.
+func (e *expr) takesUnnamed() bool {
+	return slices.ContainsFunc(e.vars, func(v varspec) bool { return v.explode })
 }
 
 // names reports whether some variable of e is called k.
@@ -601,6 +642,25 @@ func decode(s string) (string, bool) {
 		return "", false
 	}
 	return out, true
+}
+
+// encodesLiteralChar reports whether s holds a triplet for a character
+// that reserved expansion writes as it is: unreserved or reserved.
+func encodesLiteralChar(s string) bool {
+	for i := strings.IndexByte(s, '%'); i >= 0 && i+2 < len(s); {
+		if isHex(s[i+1]) && isHex(s[i+2]) {
+			c := unhex(s[i+1])<<4 | unhex(s[i+2])
+			if c < 0x80 && (unreserved[c] || reservedChars[c]) {
+				return true
+			}
+		}
+		j := strings.IndexByte(s[i+1:], '%')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	return false
 }
 
 func isHex(c byte) bool {

@@ -18,12 +18,26 @@
 //   - {/x*}, {.x*} and {;x*} give lists; exploded key=value pairs give
 //     Pairs.
 //   - {?a,b} and {&c} match their parameters in any order, each optional;
-//     parameters the template does not name are ignored.
+//     parameters the template does not name are ignored by its last named
+//     expression ({;…}, {?…}, {&…}), and left by an earlier one to those
+//     after it, so that x://r{;a}{;c} gives x://r;a=1;c=2 to both.
 //   - {x:3} matches at most 3 characters.
 //   - Several variables in one expression split on its separator.
 //
 // Every value is percent-decoded exactly once; an invalid escape, or bytes
-// that do not decode to valid UTF-8, make the URI not match.
+// that do not decode to valid UTF-8, make the URI not match. Where a
+// template can split a URI several ways around a {+x} or {#x}, the split
+// an expansion could have made wins: an encoded '/' is never in an
+// expansion of {+dir}, so x://{+dir}{/name} gives x://d/e/a%2Fb to dir
+// "d/e" and name "a/b".
+//
+// A literal character a URI may not hold, such as the é of café/{var}, is
+// percent-encoded (as UTF-8, with upper-case hex digits) by expansion,
+// as RFC 6570 asks, and matched in that form only: café/{var} expands to
+// caf%C3%A9/value and matches it. A URI that holds a raw non-ASCII
+// character (which RFC 3986 does not allow; resource.Registry refuses
+// such a URI before any template sees it) matches no literal or variable
+// here.
 //
 // # Lists and scalars
 //
@@ -75,6 +89,11 @@ type Template struct {
 	// prefixed marks, by index into names, the variables that appear with
 	// a prefix modifier somewhere, and so may only be strings.
 	prefixed []bool
+	// splitsReserved is set if an expression follows a reserved one
+	// ({+x} or {#x}): where the URI can be split between them in several
+	// ways, Match first tries the splits an expansion could have made
+	// (see matcher.strict).
+	splitsReserved bool
 }
 
 // A part is a literal run or an expression.
@@ -100,7 +119,11 @@ type expr struct {
 	// For '+' (and '#'), whether a later part of the template needs a '?'
 	// (or '#'), which the expression must then leave alone.
 	stopQuery, stopFragment bool
-	allow                   [128]bool // see setAllow
+	// laterNamed is set for a named expression ({;…}, {?…}, {&…}) that a
+	// named expression follows, which a parameter it does not name may
+	// belong to: see bindNamed.
+	laterNamed bool
+	allow      [128]bool // see setAllow
 }
 
 type varspec struct {
@@ -142,8 +165,10 @@ func (t *Template) String() string { return t.raw }
 // appearance. The slice must not be modified.
 func (t *Template) Varnames() []string { return t.names }
 
-// Prefix returns the literal text before the template's first expression:
-// the whole template if it has none.
+// Prefix returns the literal text before the template's first expression
+// (the whole template if it has none) as expansion writes it: a character
+// a URI may not hold percent-encoded, so the prefix of caf\u00e9/{x} is
+// caf%C3%A9/.
 func (t *Template) Prefix() string { return t.prefix }
 
 func (t *Template) parse() error {
@@ -151,11 +176,11 @@ func (t *Template) parse() error {
 	for len(s) > 0 {
 		open := strings.IndexByte(s, '{')
 		if open < 0 {
-			t.src = append(t.src, part{lit: s})
+			t.src = append(t.src, part{lit: encodeLiteral(s)})
 			break
 		}
 		if open > 0 {
-			t.src = append(t.src, part{lit: s[:open]})
+			t.src = append(t.src, part{lit: encodeLiteral(s[:open])})
 		}
 		end := strings.IndexByte(s[open:], '}')
 		if end < 0 {
@@ -214,7 +239,56 @@ func (t *Template) parse() error {
 			p.expr.setAllow(t.parts[i+1:])
 		}
 	}
+	reservedSeen := false
+	for _, p := range t.parts {
+		if p.expr == nil {
+			continue
+		}
+		t.splitsReserved = t.splitsReserved || reservedSeen
+		reservedSeen = reservedSeen || p.expr.reserved
+	}
+	named := false // a named expression comes later
+	for i := len(t.parts) - 1; i >= 0; i-- {
+		if e := t.parts[i].expr; e != nil && e.named {
+			e.laterNamed = named
+			named = true
+		}
+	}
 	return nil
+}
+
+// encodeLiteral returns a template's literal text as expansion writes it
+// (RFC 6570, section 3.1): characters a URI may hold (unreserved,
+// reserved, and percent-encoded triplets) as they are, and every other
+// byte percent-encoded, so that caf\u00e9/{var} expands to
+// caf%C3%A9/value and matches that URI.
+func encodeLiteral(s string) string {
+	const hex = "0123456789ABCDEF"
+	keep := func(i int) bool {
+		c := s[i]
+		return c < 0x80 && (unreserved[c] || reservedChars[c]) ||
+			c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2])
+	}
+	i := 0
+	for i < len(s) && keep(i) {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for ; i < len(s); i++ {
+		if keep(i) {
+			b.WriteByte(s[i])
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[s[i]>>4])
+		b.WriteByte(hex[s[i]&15])
+	}
+	return b.String()
 }
 
 // setAllow sets e.allow, the characters a match of e may hold, given the
@@ -422,7 +496,8 @@ func joinLiterals(parts []part) string {
 // a missing variable, or a List or Pairs with no items, is undefined and
 // expands to nothing. Values are encoded as UTF-8 and percent-encoded; a
 // '%' in a value is always encoded, even in {+x} and {#x}, so that Match
-// gives the value back. Literal text is copied as written. It returns an
+// gives the value back. Literal text is copied, but for characters a URI
+// may not hold, which are percent-encoded (see the package doc). It returns an
 // error only for a value the template cannot expand: a list given to a
 // prefix modifier, a String without exactly one item, Pairs with an odd
 // number of items, or a value that is not valid UTF-8.

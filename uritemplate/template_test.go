@@ -24,7 +24,7 @@ func TestParse(t *testing.T) {
 		{"x:{a.b,c_d,e%20f,G9}", []string{"a.b", "c_d", "e%20f", "G9"}, "x:"},
 		{"x:{a*}{b:1}{c:9999}", []string{"a", "b", "c"}, "x:"},
 		{"x:{?a}{&b}{&c}", []string{"a", "b", "c"}, "x:"},
-		{"caf%C3%A9:é/{x}", []string{"x"}, "caf%C3%A9:é/"},
+		{"caf%C3%A9:é/{x}", []string{"x"}, "caf%C3%A9:%C3%A9/"},
 		{"x:a'b!{x}", []string{"x"}, "x:a'b!"},
 	} {
 		tmpl, err := uritemplate.Parse(c.template)
@@ -103,8 +103,11 @@ func TestExpand(t *testing.T) {
 		// undefined.
 		{"x:{?a}{&b}", vals("b", "2"), "x:&b=2"},
 		{"x:{?a}{&b}", vals("a", "1", "b", "2"), "x:?a=1&b=2"},
-		// Literals are copied as written.
-		{"caf%C3%A9:é/{x}", vals("x", "1"), "caf%C3%A9:é/1"},
+		// Literals are copied, but for characters a URI may not hold,
+		// which are percent-encoded (RFC 6570, section 3.1); a triplet
+		// already encoded stays as written.
+		{"caf%C3%A9:é/{x}", vals("x", "1"), "caf%C3%A9:%C3%A9/1"},
+		{"café/{var}", vals("var", "value"), "caf%C3%A9/value"},
 	} {
 		tmpl := uritemplate.MustParse(c.template)
 		got, err := tmpl.Expand(c.vars)
