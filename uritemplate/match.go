@@ -14,7 +14,9 @@ import (
 // match. Match never panics, whatever uri holds.
 //
 // Where a template can split a URI in several ways, the earlier expression
-// takes the longest run that still lets the rest match. A template that
+// takes the longest run that still lets the rest match, among the splits
+// whose every value is written as expansion writes it if there is one
+// (see the package doc), else among all. A template that
 // uses a variable more than once needs the same value each time; matching
 // it gives up, as no match, after 100,000 splits tried, which only a URI
 // crafted against a template with expressions side by side can need.
@@ -22,7 +24,7 @@ func (t *Template) Match(uri string) (Values, bool) {
 	if !t.literalsInOrder(uri) {
 		return Values{}, false
 	}
-	if t.splitsReserved {
+	if t.strictFirst {
 		if vals, ok := t.match(uri, true); ok {
 			return vals, true
 		}
@@ -91,16 +93,18 @@ type binding struct {
 type matcher struct {
 	t   *Template
 	uri string
-	// strict refuses, in the text of a reserved expression, a triplet
-	// that encodes a character expansion would have written as it is
-	// (unreserved or reserved, such as %2F for '/'): an expansion of the
-	// template never holds one there. Match tries a strict match first
-	// where that can choose between splits (x://{+dir}{/name} gives
-	// x://d/e/a%2Fb to dir "d/e" and name "a/b", as expanded), then a
-	// lenient one, which accepts what clients send.
+	// strict refuses a value whose text is not what expansion writes for
+	// it: a character expansion would have encoded (a sub-delimiter in
+	// {x}), or a triplet for one it would have written as it is (%2F for
+	// '/' in {+x}, %41 for 'A' anywhere), or lower-case hex digits. Match
+	// tries a strict match first where that can choose between splits
+	// (x://{+dir}{/name} gives x://d/e/a%2Fb to dir "d/e" and name "a/b",
+	// as expanded), then a lenient one, which accepts what clients send.
 	strict bool
-	binds  []binding
-	items  []string
+	// reserved is set while binding the text of a reserved expression.
+	reserved bool
+	binds    []binding
+	items    []string
 	// failed records (part, position) states known not to match, for
 	// parts whose match does not depend on earlier bindings; failedDeps
 	// records the states of the other parts together with the bindings
@@ -328,6 +332,7 @@ func (m *matcher) bind(e *expr, s string) bool {
 		}
 		s = s[1:]
 	}
+	m.reserved = e.reserved
 	if e.named {
 		return m.bindNamed(e, s)
 	}
@@ -397,7 +402,7 @@ func (m *matcher) setScalar(v varspec, s string, reserved bool) bool {
 	if !reserved && strings.IndexByte(s, ',') >= 0 {
 		return false
 	}
-	if reserved && m.strict && encodesLiteralChar(s) {
+	if m.strict && !canonical(s, reserved) {
 		return false
 	}
 	val, ok := decode(s)
@@ -409,6 +414,9 @@ func (m *matcher) setScalar(v varspec, s string, reserved bool) bool {
 // holds no sep).
 func (m *matcher) setExploded(v varspec, run string, sep byte) bool {
 	if strings.IndexByte(run, sep) < 0 && strings.IndexByte(run, '=') < 0 {
+		if m.strict && !canonical(run, m.reserved) {
+			return false
+		}
 		val, ok := decode(run)
 		if !ok {
 			return false
@@ -540,6 +548,9 @@ func (m *matcher) push(s string) int {
 }
 
 func (m *matcher) pushDecoded(s string) bool {
+	if m.strict && !canonical(s, m.reserved) {
+		return false
+	}
 	val, ok := decode(s)
 	if ok {
 		m.push(val)
@@ -644,24 +655,32 @@ func decode(s string) (string, bool) {
 	return out, true
 }
 
-// encodesLiteralChar reports whether s holds a triplet for a character
-// that reserved expansion writes as it is: unreserved or reserved.
-func encodesLiteralChar(s string) bool {
-	for i := strings.IndexByte(s, '%'); i >= 0 && i+2 < len(s); {
-		if isHex(s[i+1]) && isHex(s[i+2]) {
-			c := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if c < 0x80 && (unreserved[c] || reservedChars[c]) {
-				return true
+// canonical reports whether s is what expansion writes for the value s
+// decodes to: unreserved characters (and, if reserved, reserved ones) as
+// they are, every other byte as a triplet with upper-case hex digits; in
+// reserved text '?', '#', '[' and ']' either way, as Expand and ExpandURI
+// write them.
+func canonical(s string, reserved bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 0x80:
+			return false
+		case unreserved[c], reserved && reservedChars[c]:
+		case c == '%' && i+2 < len(s) && isUpperHex(s[i+1]) && isUpperHex(s[i+2]):
+			d := unhex(s[i+1])<<4 | unhex(s[i+2])
+			if d < 0x80 && (unreserved[d] || reserved && reservedChars[d] && !shapeChars[d]) {
+				return false // but ExpandURI encodes '?', '#', '[' and ']'
 			}
+			i += 2
+		default:
+			return false
 		}
-		j := strings.IndexByte(s[i+1:], '%')
-		if j < 0 {
-			break
-		}
-		i += j + 1
 	}
-	return false
+	return true
 }
+
+func isUpperHex(c byte) bool { return '0' <= c && c <= '9' || 'A' <= c && c <= 'F' }
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'

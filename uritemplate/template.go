@@ -26,10 +26,15 @@
 //
 // Every value is percent-decoded exactly once; an invalid escape, or bytes
 // that do not decode to valid UTF-8, make the URI not match. Where a
-// template can split a URI several ways around a {+x} or {#x}, the split
-// an expansion could have made wins: an encoded '/' is never in an
-// expansion of {+dir}, so x://{+dir}{/name} gives x://d/e/a%2Fb to dir
-// "d/e" and name "a/b".
+// template can split a URI several ways (see Template.Ambiguity), a split
+// an expansion could have made wins, one whose every value is written as
+// expansion writes it: an encoded '/' is never in an expansion of {+dir},
+// so x://{+dir}{/name} gives x://d/e/a%2Fb to dir "d/e" and name "a/b",
+// and an unencoded '!' never in one of {a}, so x://{a}{+b} gives x://0!
+// to a "0" and b "!". Any URI a template expands to matches it back to
+// values that expand to that URI again (with ExpandURI, or with Expand
+// where no {+x} or {#x} value holds a '?' or '#' that gives the URI
+// another shape).
 //
 // A literal character a URI may not hold, such as the é of café/{var}, is
 // percent-encoded (as UTF-8, with upper-case hex digits) by expansion,
@@ -89,11 +94,11 @@ type Template struct {
 	// prefixed marks, by index into names, the variables that appear with
 	// a prefix modifier somewhere, and so may only be strings.
 	prefixed []bool
-	// splitsReserved is set if an expression follows a reserved one
-	// ({+x} or {#x}): where the URI can be split between them in several
-	// ways, Match first tries the splits an expansion could have made
-	// (see matcher.strict).
-	splitsReserved bool
+	// strictFirst is set for a template that can split a URI in several
+	// ways (it is ambiguous, or an expression follows a {+x} or {#x}):
+	// Match first tries the splits an expansion could have made (see
+	// matcher.strict).
+	strictFirst bool
 }
 
 // A part is a literal run or an expression.
@@ -244,7 +249,7 @@ func (t *Template) parse() error {
 		if p.expr == nil {
 			continue
 		}
-		t.splitsReserved = t.splitsReserved || reservedSeen
+		t.strictFirst = t.strictFirst || reservedSeen
 		reservedSeen = reservedSeen || p.expr.reserved
 	}
 	named := false // a named expression comes later
@@ -254,6 +259,7 @@ func (t *Template) parse() error {
 			named = true
 		}
 	}
+	t.strictFirst = t.strictFirst || t.Ambiguity() != ""
 	return nil
 }
 
