@@ -12,7 +12,8 @@ import (
 
 // ErrConflict is wrapped by the error Router.Add returns for a template
 // that would match exactly the URIs another template matches, equally
-// specifically, so that one of the two could never be chosen.
+// specifically, so that one of the two could never be chosen. The error
+// names the two templates and, where it finds one, a URI both match.
 var ErrConflict = errors.New("uritemplate: templates match the same URIs equally specifically")
 
 // A Router finds, among any number of templates, the one most specific
@@ -89,6 +90,9 @@ func (r *Router[T]) Add(t *Template, v T) error {
 	if n != nil {
 		for _, rt := range n.routes {
 			if bytes.Equal(rt.t.shape, t.shape) {
+				if uri, ok := witness(rt.t, t); ok {
+					return fmt.Errorf("%w: %q and %q both match %s", ErrConflict, rt.t.raw, t.raw, uri)
+				}
 				return fmt.Errorf("%w: %q and %q", ErrConflict, rt.t.raw, t.raw)
 			}
 		}
@@ -282,4 +286,32 @@ func compareRoutes[T any](a, b *route[T]) int {
 		return c
 	}
 	return a.seq - b.seq
+}
+
+// witness returns a URI that both a and b match, found among expansions
+// of each with a few plain values, or with none, for an error message; ok
+// is false if none of those is one.
+func witness(a, b *Template) (uri string, ok bool) {
+	for _, value := range []string{"v", "1", "", "(undefined)"} {
+		for _, pair := range [][2]*Template{{a, b}, {b, a}} {
+			from, other := pair[0], pair[1]
+			vars := make(map[string]Value, len(from.names))
+			for _, name := range from.names {
+				if value != "(undefined)" {
+					vars[name] = StringValue(value)
+				}
+			}
+			u, err := from.ExpandURI(vars)
+			if err != nil {
+				continue
+			}
+			if _, ok := from.Match(u); !ok {
+				continue
+			}
+			if _, ok := other.Match(u); ok {
+				return u, true
+			}
+		}
+	}
+	return "", false
 }

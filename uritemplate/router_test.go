@@ -259,6 +259,12 @@ func TestRouterConflict(t *testing.T) {
 		require.ErrorIs(t, err, uritemplate.ErrConflict, "%q then %q", c[0], c[1])
 		assert.Contains(t, err.Error(), c[0])
 		assert.Contains(t, err.Error(), c[1])
+		// It names a URI both match.
+		if _, witness, ok := strings.Cut(err.Error(), " both match "); assert.True(t, ok, "%v", err) {
+			_, okA := uritemplate.MustParse(c[0]).Match(witness)
+			_, okB := uritemplate.MustParse(c[1]).Match(witness)
+			assert.True(t, okA && okB, "%q does not match both %q and %q", witness, c[0], c[1])
+		}
 
 		// The refused Add changed nothing.
 		assert.Equal(t, 1, r.Len())
