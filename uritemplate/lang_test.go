@@ -1,0 +1,119 @@
+package uritemplate
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// modelTemplates are the templates whose models the tests check.
+var modelTemplates = append(slices2(uriRoundTrips), []string{
+	"x://{a}", "x://{.b}", "x://{;b}", "x://{+a}", "x://{#b}", "x://f{/a}", "x://f{/a,b}", "db://{id:3}",
+	"db://{name}", "x://{a}.{b}", "x://{a}-{b}", "file:///{+dir}/raw{/name}", "file:///{+dir}/src{/name}",
+	"x://{a}{b}", "x://{?a,b}", "x://{?k*}", "x://{;l*}", "x://{/k*}", "x://{.l*}",
+}...)
+
+func slices2(s []string) []string { return append([]string(nil), s...) }
+
+// Every URI ExpandURI gives that Match takes back is in the template's
+// model: the model is never narrower than Match.
+func FuzzModel(f *testing.F) {
+	for _, c := range [][3]string{{"a", "b", "c"}, {"p/q", "", "é"}, {"a,b", "c.d", "e;f=g"}, {"50%", "%41", "?#[]"}} {
+		f.Add(c[0], c[1], c[2])
+	}
+	models := map[string]*nfa{}
+	for _, raw := range modelTemplates {
+		models[raw] = MustParse(raw).model()
+	}
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		for _, s := range []string{a, b, c} {
+			if !utf8.ValidString(s) || strings.ContainsRune(s, utf8.RuneError) {
+				return
+			}
+		}
+		for _, raw := range modelTemplates {
+			tmpl := MustParse(raw)
+			vars := map[string]Value{}
+			in := []string{a, b, c}
+			for i, name := range tmpl.Varnames() {
+				switch {
+				case strings.HasPrefix(name, "l"):
+					vars[name] = ListValue(a, b, c)
+				case strings.HasPrefix(name, "k"):
+					vars[name] = PairsValue("K"+a, b, "K"+c+"x", a)
+				default:
+					if in[i%3] != "" || i%2 == 0 {
+						vars[name] = StringValue(in[i%3])
+					}
+				}
+			}
+			uri, err := tmpl.ExpandURI(vars)
+			if err != nil {
+				continue
+			}
+			if _, ok := tmpl.Match(uri); !ok {
+				continue
+			}
+			if !models[raw].accepts(uri) {
+				t.Fatalf("%s: the model refuses %q, which ExpandURI gives for %v and Match takes", raw, uri, vars)
+			}
+		}
+	})
+}
+
+// overlaps finds a URI two templates share, which both match, and none
+// for templates that share none.
+func TestOverlaps(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"x://{a}", "x://{b}", true},
+		{"x://{a}.{b}", "x://{a}-{b}", true},
+		{"file:///{+dir}/raw{/name}", "file:///{+dir}/src{/name}", true},
+		{"db://{id:3}", "db://{name}", true},
+		{"x://a/{b}", "x://{c}/b", true},
+		{"x://{a}.json", "x://{a}.xml", false},
+		{"x://u/{id}", "x://g/{id}", false},
+		{"x://{?q}", "x://{/p}", true}, // both expand to x:// alone
+	} {
+		w, ok := overlaps(MustParse(c.a), MustParse(c.b))
+		assert.Equal(t, c.want, ok, "%s / %s: %q", c.a, c.b, w)
+		if ok {
+			_, okA := MustParse(c.a).Match(w)
+			_, okB := MustParse(c.b).Match(w)
+			assert.True(t, okA && okB, "%s / %s: witness %q must match both", c.a, c.b, w)
+		}
+	}
+}
+
+// within tells when one template hands out only URIs another does too,
+// and otherwise names one it does not.
+func TestWithin(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"db://{id:3}", "db://{name}", true},
+		{"db://{name}", "db://{id:3}", false},
+		{"x://{a}.json", "x://{a}", true},
+		{"x://{a}", "x://{a}.json", false},
+		{"file:///~/{name}", "file:///{+path}", true},
+		{"x://{id}", "x://{id}{?q}", true},
+		{"x://{a}{b}", "x://{a}", true},
+		{"x://{a}", "x://{a}{b}", true},
+		{"x://{.b}", "x://{a}", true},
+		{"x://{+a}", "x://{#b}", false},
+		{"x://{a}.{b}", "x://{a}-{b}", false},
+	} {
+		w, ok := within(MustParse(c.a), MustParse(c.b))
+		assert.Equal(t, c.want, ok, "%s within %s: %q", c.a, c.b, w)
+		if !ok {
+			_, okA := MustParse(c.a).Match(w)
+			_, okB := MustParse(c.b).Match(w)
+			assert.True(t, okA && !okB, "%s within %s: %q must match the first only", c.a, c.b, w)
+		}
+	}
+}
