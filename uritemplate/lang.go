@@ -136,14 +136,12 @@ func (n *nfa) value(from int, raw byteSet, prefix int) int {
 
 // exprText adds, from from, the text Match may give e: nothing, or e's
 // first character (or the one of a query merged in) and a run of the
-// characters e allows; a single variable with a prefix modifier, not
-// named, takes at most that many characters. It returns the end. The
-// run is wider than what Match binds (names, separators and repeated
-// variables are not checked), so a URI the model finds is checked with
-// Match before it is trusted; and within, which finds no URI when it
-// says yes, can say yes too often: x://f{/a} and x://f{/a,b} come out
-// alike, where Match takes x://f/1/2 for the second only. Modelling the
-// items of a positional expression is the next step (issue [13]).
+// characters e allows; a variable with a prefix modifier, not named,
+// takes at most that many characters. It returns the end. The
+// run, split into one item per variable for positional variables not
+// exploded, is wider than what Match binds (parameter names, commas in
+// lists and repeated variables are not checked), so a URI the model finds
+// is checked with Match before it is trusted.
 func (e *expr) raw() byteSet {
 	var s byteSet
 	for c := byte(0); c < 0x80; c++ {
@@ -157,10 +155,6 @@ func (e *expr) raw() byteSet {
 func (n *nfa) exprText(from int, e *expr) int {
 	end := n.state()
 	n.eps(from, end) // every variable undefined, or {x} empty
-	prefix := 0
-	if len(e.vars) == 1 && !e.named && !e.vars[0].explode {
-		prefix = e.vars[0].prefix
-	}
 	start := from
 	if e.first != 0 {
 		start = n.state()
@@ -171,7 +165,29 @@ func (n *nfa) exprText(from int, e *expr) int {
 		}
 		n.on(from, firsts, start)
 	}
-	n.eps(n.value(start, e.raw(), prefix), end)
+	raw := e.raw()
+	if e.named || slices.ContainsFunc(e.vars, func(v varspec) bool { return v.explode }) {
+		n.eps(n.value(start, raw, 0), end)
+		return end
+	}
+	// Positional variables, not exploded: one item each, in order, split
+	// on e.sep; the last takes the rest, sep included, but for {/…},
+	// where an item left over makes the URI not match.
+	item := raw
+	item[e.sep>>6] &^= 1 << (e.sep & 63)
+	at := start
+	for i, v := range e.vars {
+		chars := item
+		if i == len(e.vars)-1 && e.sep != '/' {
+			chars = raw
+		}
+		if i > 0 {
+			n.eps(at, end) // the variables from v on are undefined
+			at = n.lit(at, string(e.sep))
+		}
+		at = n.value(at, chars, v.prefix)
+	}
+	n.eps(at, end)
 	return end
 }
 
