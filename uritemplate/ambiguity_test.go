@@ -72,18 +72,7 @@ func FuzzURIRoundTrip(f *testing.F) {
 		}
 		for _, raw := range uriRoundTrips {
 			tmpl := MustParse(raw)
-			vars := map[string]Value{}
-			in := []string{a, b, c}
-			for i, name := range tmpl.Varnames() {
-				switch {
-				case strings.HasPrefix(name, "l"):
-					vars[name] = ListValue(a, b, c)
-				case strings.HasPrefix(name, "k"):
-					vars[name] = PairsValue("K"+a, b, "K"+c+"x", a) // keys never a variable's name
-				default:
-					vars[name] = StringValue(in[i%3])
-				}
-			}
+			vars := fuzzVars(tmpl, a, b, c, false)
 			uri, err := tmpl.ExpandURI(vars)
 			if err != nil {
 				t.Fatalf("%s: Expand: %v", raw, err)
@@ -101,4 +90,24 @@ func FuzzURIRoundTrip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzVars gives the variables of tmpl values made of a, b and c: a List
+// to those whose names start with l, Pairs (whose keys are never a
+// variable's name) to those with k, and a String to the others, in turn;
+// if sparse, an empty one every other variable is left undefined.
+func fuzzVars(tmpl *Template, a, b, c string, sparse bool) map[string]Value {
+	vars := map[string]Value{}
+	in := []string{a, b, c}
+	for i, name := range tmpl.Varnames() {
+		switch {
+		case strings.HasPrefix(name, "l"):
+			vars[name] = ListValue(a, b, c)
+		case strings.HasPrefix(name, "k"):
+			vars[name] = PairsValue("K"+a, b, "K"+c+"x", a)
+		case !sparse || in[i%3] != "" || i%2 == 0:
+			vars[name] = StringValue(in[i%3])
+		}
+	}
+	return vars
 }

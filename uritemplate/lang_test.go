@@ -35,20 +35,7 @@ func FuzzModel(f *testing.F) {
 		}
 		for _, raw := range modelTemplates {
 			tmpl := MustParse(raw)
-			vars := map[string]Value{}
-			in := []string{a, b, c}
-			for i, name := range tmpl.Varnames() {
-				switch {
-				case strings.HasPrefix(name, "l"):
-					vars[name] = ListValue(a, b, c)
-				case strings.HasPrefix(name, "k"):
-					vars[name] = PairsValue("K"+a, b, "K"+c+"x", a)
-				default:
-					if in[i%3] != "" || i%2 == 0 {
-						vars[name] = StringValue(in[i%3])
-					}
-				}
-			}
+			vars := fuzzVars(tmpl, a, b, c, true)
 			uri, err := tmpl.ExpandURI(vars)
 			if err != nil {
 				continue
