@@ -108,14 +108,15 @@ func (c Change) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON sets c from the JSON form MarshalJSON returns. It returns
 // an error wrapping ErrBadChange, and leaves c as it was, for anything
-// else: not an object, no member or more than one, an unknown member, a
-// value of the wrong type, "list" other than true.
+// else: not an object, no member or more than one (a member given twice
+// included), an unknown member, a value of the wrong type, "list" other
+// than true.
 func (c *Change) UnmarshalJSON(b []byte) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil || m == nil {
 		return fmt.Errorf("%w: want an object such as {\"uri\":\"…\"}: %s", ErrBadChange, clip(b))
 	}
-	if len(m) != 1 {
+	if len(m) != 1 || members(b) != 1 {
 		return fmt.Errorf("%w: want exactly one of uri, prefix, template, list: %s", ErrBadChange, clip(b))
 	}
 	for key, raw := range m {
@@ -141,6 +142,27 @@ func (c *Change) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("%w: unknown member %q (want uri, prefix, template or list)", ErrBadChange, key)
 	}
 	panic("unreachable")
+}
+
+// members counts the members of the JSON object b, duplicates included
+// (a map keeps the last of {"uri":"a","uri":"b"}); -1 if b is not one.
+func members(b []byte) int {
+	d := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		return -1
+	}
+	n := 0
+	for d.More() {
+		if _, err := d.Token(); err != nil { // the name
+			return -1
+		}
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			return -1
+		}
+		n++
+	}
+	return n
 }
 
 // A Message is what travels between processes: changes, and the replica

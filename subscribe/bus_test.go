@@ -58,6 +58,7 @@ func TestMalformedChanges(t *testing.T) {
 		``, `null`, `[]`, `"x"`, `{}`, `{"from":"a"}`, `{"changes":null}`, `{"changes":{}}`,
 		`{"changes":[{}]}`, `{"changes":[null]}`, `{"changes":[{"uri":1}]}`,
 		`{"changes":[{"uri":"a","prefix":"b"}]}`, `{"changes":[{"url":"a"}]}`,
+		`{"changes":[{"uri":"a","uri":"b"}]}`,
 		`{"changes":[{"list":false}]}`, `{"changes":[{"list":"yes"}]}`,
 		`{"changes":[],"extra":1}`, `{"changes":[]} {}`, `{"from":1,"changes":[]}`,
 	} {
