@@ -35,7 +35,7 @@ func (t *Template) Match(uri string) (Values, bool) {
 // match is Match, strict as matcher.strict says.
 func (t *Template) match(uri string, strict bool) (Values, bool) {
 	var buf [8]binding
-	m := matcher{t: t, uri: uri, strict: strict}
+	m := matcher{t: t, uri: uri, strict: strict, checkBack: strict && t.repeats}
 	if len(t.names) <= len(buf) {
 		m.binds = buf[:len(t.names)]
 	} else {
@@ -51,6 +51,19 @@ func (t *Template) match(uri string, strict bool) (Values, bool) {
 		}
 	}
 	return Values{t: t, vals: vals}, true
+}
+
+// expandsBack reports whether the values bound so far expand, with
+// ExpandURI, to the URI being matched.
+func (m *matcher) expandsBack() bool {
+	vars := make(map[string]Value, len(m.t.names))
+	for i, b := range m.binds {
+		if b.set {
+			vars[m.t.names[i]] = Value{Kind: b.kind, Items: m.items[b.start:b.end]}
+		}
+	}
+	back, err := m.t.expand(vars, true)
+	return err == nil && back == m.uri
 }
 
 // literalsInOrder reports whether uri starts with the template's leading
@@ -101,6 +114,11 @@ type matcher struct {
 	// (x://{+dir}{/name} gives x://d/e/a%2Fb to dir "d/e" and name "a/b",
 	// as expanded), then a lenient one, which accepts what clients send.
 	strict bool
+	// checkBack is set for a strict match of a template that repeats a
+	// variable: a split matches only if its values expand back to the
+	// URI (x://{?k*}{?k*} must not give both queries to the first).
+	// Failures then depend on every binding and are not memoized.
+	checkBack bool
 	// reserved is set while binding the text of a reserved expression.
 	reserved bool
 	binds    []binding
@@ -141,7 +159,7 @@ func (m *matcher) match(pi, pos int) bool {
 		pi++
 	}
 	if pi == len(parts) {
-		return pos == len(m.uri)
+		return pos == len(m.uri) && (!m.checkBack || m.expandsBack())
 	}
 	key := depState{state: pi*(len(m.uri)+1) + pos}
 	deps := parts[pi].deps
@@ -212,7 +230,7 @@ func (m *matcher) match(pi, pos int) bool {
 		m.restore(e, undo)
 	}
 	switch {
-	case !m.memo:
+	case !m.memo || m.checkBack:
 	case len(deps) == 0:
 		m.failed[key.state/64] |= 1 << (key.state % 64)
 	default:
@@ -460,16 +478,22 @@ func allPairs(run string, sep byte) bool {
 // none, the items no variable of e names, as Pairs: the first such
 // variable takes them all (x://r{?a*}{&b*} cannot tell a's keys from b's,
 // and gives them to a), later ones are left undefined. Other items are
-// ignored, unless a named expression follows e in the template: an item
-// e does not name may be that one's, and s then does not match, so that
-// x://r{;a}{;c} gives ;c=2 to c rather than ignoring it in a.
+// ignored in a query ({?…}, {&…}) that no named expression follows. In
+// a {;…}, or where a named expression follows e (an item e does not name
+// may be that one's), s then does not match, so that x://r{;a}{;c} gives
+// ;c=2 to c rather than ignoring it in a.
 func (m *matcher) bindNamed(e *expr, s string) bool {
-	if e.laterNamed && !e.takesUnnamed() {
+	onlyNamed := func() bool {
 		for item := range strings.SplitSeq(s, string(e.sep)) {
 			if k, _, _ := strings.Cut(item, "="); !e.names(k) {
 				return false
 			}
 		}
+		return true
+	}
+	strictItems := e.laterNamed || e.op == ';'
+	if strictItems && !e.takesUnnamed() && !onlyNamed() {
+		return false
 	}
 	pairsTaken := false // by an earlier exploded variable
 	for _, v := range e.vars {
@@ -504,7 +528,9 @@ func (m *matcher) bindNamed(e *expr, s string) bool {
 			}
 		}
 	}
-	return true
+	// Where an exploded variable took a List, no variable took the items
+	// e does not name.
+	return !strictItems || pairsTaken || onlyNamed()
 }
 
 // bindPairs binds the exploded variable v to the key=value items of s that

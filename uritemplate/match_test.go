@@ -39,10 +39,10 @@ func runMatchCases(t *testing.T, cases []matchCase) {
 func TestMatchRoundTrips(t *testing.T) {
 	runMatchCases(t, []matchCase{
 		// A parameter the first {;…} does not name belongs to a later one;
-		// in the last, it is ignored.
+		// a {;…} takes no parameter it does not name.
 		{"x://r{;a}{;c}", "x://r;a=1;c=2", vals("a", "1", "c", "2")},
-		{"x://r{;a}{;c}", "x://r;c=2;a=1", vals("c", "2")}, // the last ignores a
-		{"x://r{;a}{;c}", "x://r;a=1;c=2;z=3", vals("a", "1", "c", "2")},
+		{"x://r{;a}{;c}", "x://r;c=2;a=1", noMatch},
+		{"x://r{;a}{;c}", "x://r;a=1;c=2;z=3", noMatch},
 		// Exploded maps in two query expressions: the first takes every
 		// pair, which expands back to the same query.
 		{"x://r{?a*}{&b*}", "x://r?k=1&m=2", map[string]uritemplate.Value{"a": uritemplate.PairsValue("k", "1", "m", "2")}},
@@ -57,7 +57,8 @@ func TestMatchRoundTrips(t *testing.T) {
 
 func TestMatchQuery(t *testing.T) {
 	runMatchCases(t, []matchCase{
-		// Any order, each optional, unknown parameters ignored.
+		// Any order, each optional, unknown parameters ignored (in a
+		// query: a {;…} takes only parameters it names).
 		{"x://s{?a,b}", "x://s?a=1&b=2", vals("a", "1", "b", "2")},
 		{"x://s{?a,b}", "x://s?b=2&a=1", vals("a", "1", "b", "2")},
 		{"x://s{?a,b}", "x://s?a=1", vals("a", "1")},
@@ -107,7 +108,8 @@ func TestMatchQuery(t *testing.T) {
 		{"x://s{?keys*}", "x://s?%FF=1", noMatch},
 		// Path-style parameters, any order too.
 		{"x:{;a,b}", "x:;b=2;a=1", vals("a", "1", "b", "2")},
-		{"x:{;a,b}", "x:;a;c=3", vals("a", "")},
+		{"x:{;a,b}", "x:;b;a=1", vals("a", "1", "b", "")},
+		{"x:{;a,b}", "x:;a;c=3", noMatch},
 		{"x:{;list*}", "x:;list=a;list=b", vals("list", lv("a", "b"))},
 		{"x:{;keys*}", "x:;a=1;b=2", vals("keys", pv("a", "1", "b", "2"))},
 		{"x:{;a}", "x:;a=1/b", noMatch},
@@ -115,7 +117,7 @@ func TestMatchQuery(t *testing.T) {
 		// {x} takes sub-delimiters, but not the ';' or '&' that starts a
 		// {;…} or {&…} right after it, which its expansion never holds.
 		{"x://{id}{;v}", "x://item;v=2", vals("id", "item", "v", "2")},
-		{"x://{id}{;v}", "x://item;w=2", vals("id", "item")},
+		{"x://{id}{;v}", "x://item;w=2", noMatch},
 		{"x://{id}{b}{;v}", "x://item;v=2", vals("id", "item", "b", "", "v", "2")},
 		{"x://{id};{v}", "x://a;b;c", vals("id", "a;b", "v", "c")},
 		{"x://{id}{&v}", "x://item&v=2", vals("id", "item", "v", "2")},
@@ -468,15 +470,16 @@ func TestMatchDecoding(t *testing.T) {
 	})
 }
 
-// TestMatchRoundTrip expands values with every operator and checks Match
-// gives them back: values with characters each operator encodes or not.
+// TestMatchRoundTrip expands values with every operator, with ExpandURI,
+// and checks Match gives them back: values with characters each operator
+// encodes or not.
 func TestMatchRoundTrip(t *testing.T) {
 	values := []string{"a", "O'Brien", "a b", "50%", "%41", "caf\u00e9", "中文", "😀", "a/b", "a?b#c", "a,b", "a=b&c", "a;b", "a.b", "-._~", ":@!$'()*+", "\x00\x7f", "%2520"}
 	for _, template := range []string{"x:{v}", "x:{v}/z", "x:{/v}", "x:{/v}/z", "x:{;v}", "x:{?v}", "x:{&v}", "x:{v}{?w}", "x:{;v}{#w}", "x:{.v}", "x:{.v}/z"} {
 		tmpl := uritemplate.MustParse(template)
 		for _, v := range values {
 			in := vals("v", v, "w", v)
-			uri, err := tmpl.Expand(in)
+			uri, err := tmpl.ExpandURI(in)
 			require.NoError(t, err)
 			m, ok := tmpl.Match(uri)
 			if assert.True(t, ok, "%s: %q", template, uri) {
@@ -487,19 +490,43 @@ func TestMatchRoundTrip(t *testing.T) {
 		}
 	}
 	// {+v} and {#v} leave reserved characters unencoded: they take ',' as
-	// their own, but a '?' or '#' belongs to a later {?w}.
+	// their own; ExpandURI encodes '?' and '#', which belong to a later
+	// {?w}.
 	for _, template := range []string{"x:{+v}", "x:{#v}", "x:{+v}{?w}"} {
 		tmpl := uritemplate.MustParse(template)
 		for _, v := range values {
-			if template == "x:{+v}{?w}" && strings.ContainsAny(v, "?#") {
-				continue
-			}
-			uri, err := tmpl.Expand(vals("v", v, "w", v))
+			uri, err := tmpl.ExpandURI(vals("v", v, "w", v))
 			require.NoError(t, err)
 			m, ok := tmpl.Match(uri)
 			if assert.True(t, ok, "%s: %q", template, uri) {
 				assert.Equal(t, v, m.Get("v"), "%s: %q", template, uri)
 			}
+		}
+	}
+}
+
+// Expand lets a pct-encoded triplet through in reserved expansion, as RFC
+// 6570 §3.2.3 says, and Match decodes it; ExpandURI encodes the '%'.
+func TestReservedTriplets(t *testing.T) {
+	for _, c := range []struct{ template, value, expand, expandURI, match string }{
+		{"x:{+v}", "admin%2F", "x:admin%2F", "x:admin%252F", "admin/"},
+		{"x:{#v}", "%41%c3%A9", "x:#%41%c3%A9", "x:#%2541%25c3%25A9", "Aé"},
+		{"x:{+v}", "50%", "x:50%25", "x:50%25", "50%"},
+		{"x:{+v}", "%4", "x:%254", "x:%254", "%4"},
+		{"x:{v}", "%41", "x:%2541", "x:%2541", "%41"},
+	} {
+		tmpl := uritemplate.MustParse(c.template)
+		got, err := tmpl.Expand(vals("v", c.value))
+		require.NoError(t, err)
+		assert.Equal(t, c.expand, got, "%s Expand %q", c.template, c.value)
+		got, err = tmpl.ExpandURI(vals("v", c.value))
+		require.NoError(t, err)
+		assert.Equal(t, c.expandURI, got, "%s ExpandURI %q", c.template, c.value)
+		if m, ok := tmpl.Match(got); assert.True(t, ok, got) {
+			assert.Equal(t, c.value, m.Get("v"), "%s: Match(ExpandURI)", c.template)
+		}
+		if m, ok := tmpl.Match(c.expand); assert.True(t, ok, c.expand) {
+			assert.Equal(t, c.match, m.Get("v"), "%s: Match(Expand)", c.template)
 		}
 	}
 }

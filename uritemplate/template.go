@@ -17,10 +17,12 @@
 //     right after it.
 //   - {/x*}, {.x*} and {;x*} give lists; exploded key=value pairs give
 //     Pairs.
-//   - {?a,b} and {&c} match their parameters in any order, each optional;
-//     parameters the template does not name are ignored by its last named
-//     expression ({;…}, {?…}, {&…}), and left by an earlier one to those
-//     after it, so that x://r{;a}{;c} gives x://r;a=1;c=2 to both.
+//   - {?a,b}, {&c} and {;d,e} match their parameters in any order, each
+//     optional. A query parameter the template does not name is ignored
+//     by its last query expression ({?…}, {&…}), and left by an earlier
+//     one to those after it; a {;…} takes only parameters it names, and
+//     leaves the others to a later {;…}, so that x://r{;a}{;c} gives
+//     x://r;a=1;c=2 to both, and x://{id}{;v} does not match x://1;w=2.
 //   - {x:3} matches at most 3 characters.
 //   - Several variables in one expression split on its separator.
 //
@@ -34,7 +36,8 @@
 // to a "0" and b "!". Any URI a template expands to matches it back to
 // values that expand to that URI again (with ExpandURI, or with Expand
 // where no {+x} or {#x} value holds a '?' or '#' that gives the URI
-// another shape).
+// another shape, or a pct-encoded triplet, which Expand lets through as
+// RFC 6570 says and Match decodes).
 //
 // A literal character a URI may not hold, such as the é of café/{var}, is
 // percent-encoded (as UTF-8, with upper-case hex digits) by expansion,
@@ -94,10 +97,13 @@ type Template struct {
 	// prefixed marks, by index into names, the variables that appear with
 	// a prefix modifier somewhere, and so may only be strings.
 	prefixed []bool
-	// strictFirst is set for a template that can split a URI in several
-	// ways (it is ambiguous, or an expression follows a {+x} or {#x}):
-	// Match first tries the splits an expansion could have made (see
-	// matcher.strict).
+	// strictFirst is set for a template that may split a URI in several
+	// ways (an expression is followed by another part) or repeats a
+	// variable: Match first tries the splits an expansion could have
+	// made (see matcher.strict). Where a lenient match could choose
+	// otherwise is subtle (x://{?k*}a{b,c} gives x://?k=a1.2,a%2Fb, k a
+	// List of "", to k "a1.2," leniently); the strict pass costs little
+	// where the URI is an expansion, and nothing more where it is not.
 	strictFirst bool
 }
 
@@ -244,13 +250,10 @@ func (t *Template) parse() error {
 			p.expr.setAllow(t.parts[i+1:])
 		}
 	}
-	reservedSeen := false
-	for _, p := range t.parts {
-		if p.expr == nil {
-			continue
+	for i, p := range t.parts {
+		if p.expr != nil && i < len(t.parts)-1 {
+			t.strictFirst = true
 		}
-		t.strictFirst = t.strictFirst || reservedSeen
-		reservedSeen = reservedSeen || p.expr.reserved
 	}
 	named := false // a named expression comes later
 	for i := len(t.parts) - 1; i >= 0; i-- {
@@ -259,7 +262,7 @@ func (t *Template) parse() error {
 			named = true
 		}
 	}
-	t.strictFirst = t.strictFirst || t.Ambiguity() != ""
+	t.strictFirst = t.strictFirst || t.repeats
 	return nil
 }
 
@@ -312,6 +315,8 @@ func (e *expr) setAllow(after []part) {
 		e.allow['#'] = false
 	case '+':
 		e.allow['?'], e.allow['#'] = !e.stopQuery, !e.stopFragment
+	case '#':
+		e.allow['?'] = !e.stopQuery
 	}
 	if e.reserved {
 		return
@@ -386,6 +391,9 @@ func (t *Template) setDeps() {
 		t.parts[i].deps = deps
 		t.repeats = t.repeats || deps != nil
 		for _, v := range e.vars {
+			// A variable twice in one expression ({?a}{&a} merged) is a
+			// repeat too.
+			t.repeats = t.repeats || before[v.index] && !slices.Contains(deps, v.index)
 			before[v.index] = true
 		}
 	}
@@ -500,9 +508,11 @@ func joinLiterals(parts []part) string {
 
 // Expand returns the URI the template gives for vars, following RFC 6570:
 // a missing variable, or a List or Pairs with no items, is undefined and
-// expands to nothing. Values are encoded as UTF-8 and percent-encoded; a
-// '%' in a value is always encoded, even in {+x} and {#x}, so that Match
-// gives the value back. Literal text is copied, but for characters a URI
+// expands to nothing. Values are encoded as UTF-8 and percent-encoded;
+// reserved expansion ({+x} and {#x}) lets a pct-encoded triplet in a value
+// through as it is (RFC 6570 §3.2.3: "admin%2F" stays admin%2F), which
+// Match then decodes ("admin/"): use ExpandURI for a URI Match must give
+// the value back from. Literal text is copied, but for characters a URI
 // may not hold, which are percent-encoded (see the package doc). It returns an
 // error only for a value the template cannot expand: a list given to a
 // prefix modifier, a String without exactly one item, Pairs with an odd
@@ -518,8 +528,11 @@ func (t *Template) Expand(vars map[string]Value) (string, error) {
 // (which RFC 3986 allows only in an IP literal), as Expand does for the
 // other operators. So file:///{+path} with path "docs/C#.md" gives
 // file:///docs/C%23.md, where Expand gives file:///docs/C#.md, a fragment
-// of file:///docs/C. Match gives the values back from either. It returns
-// the errors Expand returns.
+// of file:///docs/C. It encodes every '%' in a value, in {+x} and {#x}
+// too, where Expand lets a pct-encoded triplet through: a file named
+// "50%41.md" is file:///50%2541.md, not the URI of a file named "50A.md".
+// Match gives back the values ExpandURI was given. It returns the errors
+// Expand returns.
 func (t *Template) ExpandURI(vars map[string]Value) (string, error) {
 	return t.expand(vars, true)
 }
@@ -659,6 +672,13 @@ func (e *expr) escape(b *strings.Builder, s string, shaped bool) {
 		c := s[i]
 		if c < 0x80 && (unreserved[c] || e.reserved && reservedChars[c] && !(shaped && shapeChars[c])) {
 			b.WriteByte(c)
+			continue
+		}
+		if c == '%' && e.reserved && !shaped && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			// RFC 6570 §3.2.3: reserved expansion lets a pct-encoded
+			// triplet through as it is.
+			b.WriteString(s[i : i+3])
+			i += 2
 			continue
 		}
 		b.WriteByte('%')

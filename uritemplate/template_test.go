@@ -83,7 +83,8 @@ func TestExpand(t *testing.T) {
 		{"x:{a:2}", vals("a", "a😀b"), "x:a%F0%9F%98%80"},
 		{"x:{a:9}", vals("a", "short"), "x:short"},
 		// '%' is always encoded, so that Match gives the value back.
-		{"x:{+a}", vals("a", "%41"), "x:%2541"},
+		{"x:{+a}", vals("a", "%41"), "x:%41"}, // RFC 6570 §3.2.3: a triplet passes
+		{"x:{+a}", vals("a", "%4"), "x:%254"},
 		{"x:{a}", vals("a", "%20"), "x:%2520"},
 		// Exploded pairs with an empty value.
 		{"x:{/keys*}", vals("keys", pv("a", "", "b", "1")), "x:/a=/b=1"},
