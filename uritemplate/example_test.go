@@ -201,5 +201,5 @@ func ExampleRouter() {
 	// file:///~/a/b          file:///{+path}         same in reverse: true  path="~/a/b"
 	// http://example.com/    no match
 	// true
-	// uritemplate: templates match the same URIs equally specifically: "file:///~/{name}" and "file:///~/{file}" both match file:///~/v
+	// uritemplate: conflicting templates: neither "file:///~/{name}" nor "file:///~/{file}" is more specific, and both match file:///~/v
 }

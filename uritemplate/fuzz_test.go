@@ -123,7 +123,7 @@ func FuzzMatch(f *testing.F) {
 		}
 		got := m.Map()
 		checkValues(t, tmpl, got)
-		back, err := tmpl.Expand(got)
+		back, err := tmpl.ExpandURI(got)
 		if err != nil {
 			t.Fatalf("%q matching %q gave %v, which does not expand: %v", template, uri, got, err)
 		}
@@ -223,18 +223,17 @@ var fuzzRouterTemplates = []string{
 	"file:///{+path}",
 	"file:///~/{name}",
 	"file:///~/",
-	"file:///{dir}/{name}.{ext}",
+	"file:///src/{name}.{ext}",
 	"db://{table}/{id}",
 	"db://{table}/schema",
 	"db://{table}/{id}{?fields*}",
 	"x://{id}.json",
 	"x://{id}",
 	"x://{id}{?q}",
-	"x://{id}{/rest*}",
-	"x://{a}-{b}",
-	"x://{a}.{b}",
+	"x://r/{id}{/rest*}",
+	"x://p/{a}-{b}",
 	"x://{+a}",
-	"x://{id}{#f}",
+	"x://f/{id}{#f}",
 	"logs://{service}{/parts*}",
 	"logs://{service}",
 	"api://v1/{+rest}",
@@ -259,66 +258,90 @@ var fuzzRouter = sync.OnceValue(func() *Router[int] {
 	return r
 })
 
-// FuzzLookup looks arbitrary URIs up in a router of overlapping templates:
-// no panics, and the template found is the first, in the order of
-// precedence, of all those that match, found by trying each.
+// FuzzLookup looks arbitrary URIs up in a router of overlapping templates
+// (see checkLookup), added in two orders.
 func FuzzLookup(f *testing.F) {
 	for _, uri := range []string{
 		"file:///~/notes", "file:///~/", "file:///a/b.c", "file:///a/b", "db://users/schema",
-		"db://users/42?fields=a&fields=b", "x://1.json", "x://1-2.3", "x://1?q=2", "x://1/a/b",
-		"x://#f", "logs://svc/a/b", "api://v1/users/7/posts?limit=1", "q://t&c=1&b=2",
+		"db://users/42?fields=a&fields=b", "x://1.json", "x://p/1-2.3", "x://1?q=2", "x://r/1/a/b",
+		"x://f/1#f", "logs://svc/a/b", "api://v1/users/7/posts?limit=1", "q://t&c=1&b=2",
 		"q://s?fixed=yes&x=1", "mailto:a@b", "", "file:///~/bad%FF",
 		"t://teams/red/notes", "t://teams/red,blue/notes", "t://teams/red%2Cblue/notes", "x://a,b",
 	} {
 		f.Add(uri)
 	}
-	r := fuzzRouter()
+	templates := make([]*Template, len(fuzzRouterTemplates))
+	for i, s := range fuzzRouterTemplates {
+		templates[i] = MustParse(s)
+	}
+	r, reversed := fuzzRouter(), &Router[int]{MaxURILength: 512}
+	for i := len(templates) - 1; i >= 0; i-- {
+		if err := reversed.Add(templates[i], i); err != nil {
+			f.Fatal(err)
+		}
+	}
 	f.Fuzz(func(t *testing.T, uri string) {
-		v, vars, ok := r.Lookup(uri)
+		v, _, ok := r.Lookup(uri)
 		if len(uri) > r.MaxURILength {
 			if ok {
 				t.Fatalf("Lookup of a URI over MaxURILength found %q", fuzzRouterTemplates[v])
 			}
 			return
 		}
-		// The best template, trying each: a longer literal prefix first,
-		// then by shape, then by registration order.
-		best := -1
-		var bestVals Values
-		for i, s := range fuzzRouterTemplates {
-			tmpl := MustParse(s)
-			m, ok := tmpl.Match(uri)
-			if !ok {
-				continue
-			}
-			if best >= 0 {
-				b := MustParse(fuzzRouterTemplates[best])
-				if len(tmpl.prefix) < len(b.prefix) || len(tmpl.prefix) == len(b.prefix) && compareShapes(tmpl.shape, b.shape) >= 0 {
-					continue
-				}
-			}
-			best, bestVals = i, m
-		}
-		switch {
-		case !ok && best >= 0:
-			t.Fatalf("Lookup(%q) found nothing; %q matches", uri, fuzzRouterTemplates[best])
-		case ok && best < 0:
-			t.Fatalf("Lookup(%q) found %q, which does not match", uri, fuzzRouterTemplates[v])
-		case !ok:
-			return
-		case v != best:
-			t.Fatalf("Lookup(%q) found %q; want %q", uri, fuzzRouterTemplates[v], fuzzRouterTemplates[best])
-		case vars.Template().String() != fuzzRouterTemplates[v]:
-			t.Fatalf("Lookup(%q) gave value %d and template %q", uri, v, vars.Template())
-		}
-		checkValues(t, vars.Template(), vars.Map())
-		if !maps.EqualFunc(vars.Map(), bestVals.Map(), equalValue) {
-			t.Fatalf("Lookup(%q) gave %v; Match gives %v", uri, vars.Map(), bestVals.Map())
+		checkLookup(t, r, templates, uri)
+		if w, _, okW := reversed.Lookup(uri); ok != okW || w != v {
+			t.Fatalf("Lookup(%q) depends on the order templates were added in", uri)
 		}
 	})
 }
 
-// roundTrips are templates on which Match(Expand(v)) gives back v for
+// checkLookup checks what r, which holds templates with their indexes as
+// values, finds for uri: the template found matches uri, with the values
+// Match gives; none matches it if none is found; no template that
+// matches uri is more specific than the one found; and any other that
+// matches it, each binding some non-empty value, is less specific.
+func checkLookup(t *testing.T, r *Router[int], templates []*Template, uri string) {
+	t.Helper()
+	v, vars, ok := r.Lookup(uri)
+	if !ok {
+		for _, tmpl := range templates {
+			if _, ok := tmpl.Match(uri); ok {
+				t.Fatalf("Lookup(%q) found nothing; %q matches", uri, tmpl)
+			}
+		}
+		return
+	}
+	found := templates[v]
+	m, okM := found.Match(uri)
+	switch {
+	case vars.Template().String() != found.String():
+		t.Fatalf("Lookup(%q) gave value %d and template %q", uri, v, vars.Template())
+	case !okM:
+		t.Fatalf("Lookup(%q) found %q, which does not match it", uri, found)
+	case !maps.EqualFunc(vars.Map(), m.Map(), equalValue):
+		t.Fatalf("Lookup(%q) gave %v; Match gives %v", uri, vars.Map(), m.Map())
+	}
+	checkValues(t, found, vars.Map())
+	mf, mo := found.model(), (*nfa)(nil)
+	for _, other := range templates {
+		if other == found {
+			continue
+		}
+		if _, ok := other.Match(uri); !ok {
+			continue
+		}
+		mo = other.model()
+		k, _ := compare(found, other, mf, mo)
+		if k == bFirst {
+			t.Fatalf("Lookup(%q) found %q; %q matches it too and is more specific", uri, found, other)
+		}
+		if k != aFirst && bindsSome(found, uri) && bindsSome(other, uri) {
+			t.Fatalf("Lookup(%q) found %q; %q matches it too, binding values, and neither is more specific", uri, found, other)
+		}
+	}
+}
+
+// roundTrips are templates on which Match(ExpandURI(v)) gives back v for
 // strings that are not empty: every expression is followed by the end or
 // by a literal or expression starting with a character its expansion
 // never holds. A variable whose name starts with l is given the List of
@@ -432,9 +455,9 @@ func FuzzRoundTrip(f *testing.F) {
 					want[name] = vars[name]
 				}
 			}
-			uri, err := tmpl.Expand(vars)
+			uri, err := tmpl.ExpandURI(vars)
 			if err != nil {
-				t.Fatalf("%s: Expand(%q): %v", rt.template, in, err)
+				t.Fatalf("%s: ExpandURI(%q): %v", rt.template, in, err)
 			}
 			m, ok := tmpl.Match(uri)
 			if rt.noMatch {

@@ -7,7 +7,12 @@ package uritemplate
 // other does too (within). A URI the model gives is checked with Match.
 // It is the ground for the Router's conflict rule; see issue [13].
 
-import "slices"
+import (
+	"math/bits"
+	"slices"
+	"strings"
+	"sync"
+)
 
 // A byteSet is a set of ASCII bytes.
 type byteSet [2]uint64
@@ -30,11 +35,18 @@ func setOf(cs string) byteSet {
 type nfa struct {
 	edges  [][]edge // by state
 	accept int
+	// prefix is the template's literal prefix, which the automaton
+	// spells out from state 0 to state len(prefix).
+	prefix string
+	// unbound is set while adding text that binds no variable (a
+	// parameter an expression ignores): its edges are not marked val.
+	unbound bool
 }
 
 type edge struct {
 	on  byteSet // empty: an empty transition
 	eps bool
+	val bool // the edge starts a character of a value's text
 	to  int
 }
 
@@ -70,6 +82,12 @@ func (n *nfa) lit(from int, s string) int {
 // text that does not decode to UTF-8; the model leaves bytes 80-BF
 // alone after any lead, which only widens it).
 func (n *nfa) char(from, to int, raw byteSet) {
+	first := len(n.edges[from])
+	defer func() {
+		for i := first; i < len(n.edges[from]); i++ {
+			n.edges[from][i].val = !n.unbound
+		}
+	}()
 	n.on(from, raw, to)
 	hex := setOf("0123456789ABCDEFabcdef")
 	ascii := n.triplet(from, setOf("01234567"))
@@ -89,6 +107,16 @@ func (n *nfa) char(from, to int, raw byteSet) {
 			at = next
 		}
 	}
+}
+
+// char1 is char for a run of any length: a byte of raw, or '%' and two
+// hex digits in either case.
+func (n *nfa) char1(from, to int, raw byteSet) {
+	hex := setOf("0123456789ABCDEFabcdef")
+	n.edges[from] = append(n.edges[from], edge{on: raw, to: to, val: !n.unbound})
+	pct := n.state()
+	n.edges[from] = append(n.edges[from], edge{on: setOf("%"), to: pct, val: !n.unbound})
+	n.on(n.on2(pct, hex), hex, to)
 }
 
 // triplet adds '%' and a first hex digit in hi from from, and returns the
@@ -117,9 +145,11 @@ const maxModelPrefix = 64
 // or at most prefix of them; it returns the end.
 func (n *nfa) value(from int, raw byteSet, prefix int) int {
 	if prefix <= 0 || prefix > maxModelPrefix {
+		// Any number of characters: raw bytes and triplets of any hex
+		// digits, which only widens what Match takes (valid UTF-8).
 		loop := n.state()
 		n.eps(from, loop)
-		n.char(loop, loop, raw)
+		n.char1(loop, loop, raw)
 		return loop
 	}
 	end := n.state()
@@ -166,7 +196,37 @@ func (n *nfa) exprText(from int, e *expr) int {
 		n.on(from, firsts, start)
 	}
 	raw := e.raw()
-	if e.named || slices.ContainsFunc(e.vars, func(v varspec) bool { return v.explode }) {
+	exploded := slices.ContainsFunc(e.vars, func(v varspec) bool { return v.explode })
+	if e.named {
+		// Parameters split on e.sep: any run of the other characters
+		// (a parameter a query ignores, or an exploded one), or one of
+		// e's names, alone or with '=' and a value without ','. The
+		// names are spelled out so that a search for a URI two
+		// templates share finds one with values bound.
+		item := raw
+		item[e.sep>>6] &^= 1 << (e.sep & 63)
+		param, done := n.state(), n.state()
+		n.eps(start, param)
+		if exploded || e.op != ';' {
+			n.unbound = !exploded
+			n.eps(n.value(param, item, 0), done)
+			n.unbound = false
+		}
+		scalar := item // a variable not exploded takes no ','
+		scalar[','>>6] &^= 1 << (',' & 63)
+		for _, v := range e.vars {
+			if v.explode {
+				continue
+			}
+			name := n.lit(param, v.name)
+			n.eps(name, done)
+			n.eps(n.value(n.lit(name, "="), scalar, v.prefix), done)
+		}
+		n.on(done, setOf(string(e.sep)), param)
+		n.eps(done, end)
+		return end
+	}
+	if exploded {
 		n.eps(n.value(start, raw, 0), end)
 		return end
 	}
@@ -194,7 +254,7 @@ func (n *nfa) exprText(from int, e *expr) int {
 // model returns an automaton of the URIs t matches: every URI Match takes
 // is in it, and a few it does not (see exprText).
 func (t *Template) model() *nfa {
-	n := &nfa{}
+	n := &nfa{prefix: t.prefix}
 	at := n.state()
 	for _, p := range t.parts {
 		if p.expr == nil {
@@ -248,21 +308,30 @@ func (n *nfa) accepts(s string) bool {
 
 // overlaps returns a shortest URI both a and b hand out, if there is one.
 func overlaps(a, b *Template) (string, bool) {
-	na, nb := a.model(), b.model()
-	type pair struct{ x, y int }
-	type node struct {
-		prev int
-		c    byte
-		p    pair
-	}
+	return a.model().overlaps(b.model())
+}
+
+// overlaps returns a shortest text both na and nb accept, if there is one.
+func (na *nfa) overlaps(nb *nfa) (string, bool) {
 	// Breadth first over pairs of states, empty moves first.
-	seen := map[pair]bool{{0, 0}: true}
-	nodes := []node{{prev: -1, p: pair{0, 0}}}
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	width := len(nb.edges)
+	seen := sc.seen
+	if need := (len(na.edges)*width + 63) / 64; cap(seen) < need {
+		seen = make([]uint64, need)
+	} else {
+		seen = seen[:need]
+		clear(seen)
+	}
+	seen[0] = 1
+	nodes := append(sc.nodes[:0], pairNode{prev: -1})
+	defer func() { sc.seen, sc.nodes = seen, nodes }()
 	for i := 0; i < len(nodes); i++ {
-		p := nodes[i].p
-		if p.x == na.accept && p.y == nb.accept {
+		x, y := int(nodes[i].x), int(nodes[i].y)
+		if x == na.accept && y == nb.accept {
 			var out []byte
-			for j := i; nodes[j].prev >= 0; j = nodes[j].prev {
+			for j := i; nodes[j].prev >= 0; j = int(nodes[j].prev) {
 				if nodes[j].c != 0 {
 					out = append(out, nodes[j].c)
 				}
@@ -270,54 +339,69 @@ func overlaps(a, b *Template) (string, bool) {
 			slices.Reverse(out)
 			return string(out), true
 		}
-		push := func(q pair, c byte) {
-			if !seen[q] {
-				seen[q] = true
-				nodes = append(nodes, node{prev: i, c: c, p: q})
+		push := func(x, y int, on byteSet) {
+			k := x*width + y
+			if seen[k/64]&(1<<(k%64)) == 0 {
+				seen[k/64] |= 1 << (k % 64)
+				nodes = append(nodes, pairNode{prev: int32(i), c: lowest(on), x: int32(x), y: int32(y)})
 			}
 		}
-		for _, ea := range na.edges[p.x] {
+		for _, ea := range na.edges[x] {
 			if ea.eps {
-				push(pair{ea.to, p.y}, 0)
+				push(ea.to, y, byteSet{})
 			}
 		}
-		for _, eb := range nb.edges[p.y] {
+		for _, eb := range nb.edges[y] {
 			if eb.eps {
-				push(pair{p.x, eb.to}, 0)
+				push(x, eb.to, byteSet{})
 			}
 		}
-		for _, ea := range na.edges[p.x] {
+		for _, ea := range na.edges[x] {
 			if ea.eps {
 				continue
 			}
-			for _, eb := range nb.edges[p.y] {
+			for _, eb := range nb.edges[y] {
 				if eb.eps {
 					continue
 				}
-				both := ea.on.and(eb.on)
-				if both.empty() {
-					continue
+				if both := ea.on.and(eb.on); !both.empty() {
+					push(ea.to, eb.to, both)
 				}
-				c := lowest(both)
-				push(pair{ea.to, eb.to}, c)
 			}
 		}
 	}
 	return "", false
 }
 
+// A pairNode is a step of overlaps' search: a pair of states, reached
+// from node prev on byte c (0 for an empty move).
+type pairNode struct {
+	prev int32
+	c    byte
+	x, y int32
+}
+
+// scratch holds the buffers of overlaps, kept between calls.
+type scratch struct {
+	seen  []uint64
+	nodes []pairNode
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
 // lowest returns the smallest byte of a non-empty s, preferring a
 // letter or digit, which reads best in a message.
 func lowest(s byteSet) byte {
-	for _, c := range []byte("vx01") {
+	for _, c := range [...]byte{'v', 'x', '0', '1'} {
 		if s.has(c) {
 			return c
 		}
 	}
-	for c := byte(0); c < 0x80; c++ {
-		if s.has(c) {
-			return c
-		}
+	if lo := s[0] &^ 1; lo != 0 {
+		return byte(bits.TrailingZeros64(lo))
+	}
+	if s[1] != 0 {
+		return byte(64 + bits.TrailingZeros64(s[1]))
 	}
 	return 0
 }
@@ -325,7 +409,12 @@ func lowest(s byteSet) byte {
 // within reports whether every URI a hands out b hands out too; if not,
 // it returns a shortest URI of a's that b does not hand out.
 func within(a, b *Template) (outside string, ok bool) {
-	na, nb := a.model(), b.model()
+	return a.model().within(b.model())
+}
+
+// within reports whether every text na accepts nb accepts too; if not, it
+// returns a shortest text of na's that nb does not accept.
+func (na *nfa) within(nb *nfa) (outside string, ok bool) {
 	// Breadth first over a state of a and the set of b's states the same
 	// text reaches (b made deterministic as it goes).
 	type key struct {
@@ -347,6 +436,7 @@ func within(a, b *Template) (outside string, ok bool) {
 		}
 		return string(b)
 	}
+	classes := byteClasses(na, nb)
 	startB := make([]bool, len(nb.edges))
 	startB[0] = true
 	nb.closure(startB, []int{0})
@@ -376,20 +466,12 @@ func within(a, b *Template) (outside string, ok bool) {
 				push(ea.to, cur.set, 0)
 				continue
 			}
-			// Split ea's bytes by the set of b's states each leads to.
-			done := byteSet{}
-			for c := byte(0); c < 0x80; c++ {
-				if !ea.on.has(c) || done.has(c) {
-					continue
+			// One byte of each class ea's bytes hold: the bytes of a class
+			// lead b to the same states.
+			for _, c := range classes {
+				if ea.on.has(c) {
+					push(ea.to, nb.step(cur.set, c), c)
 				}
-				next := nb.step(cur.set, c)
-				// Bytes that lead b to the same states go together.
-				for d := c; d < 0x80; d++ {
-					if ea.on.has(d) && !done.has(d) && slices.Equal(nb.step(cur.set, d), next) {
-						done.add(d)
-					}
-				}
-				push(ea.to, next, c)
 			}
 		}
 	}
@@ -414,4 +496,204 @@ func (n *nfa) step(set []bool, c byte) []bool {
 	}
 	n.closure(next, stack)
 	return next
+}
+
+// union returns an automaton accepting what any of ms accepts.
+func union(ms ...*nfa) *nfa {
+	u := &nfa{}
+	start := u.state()
+	u.accept = u.state()
+	for _, m := range ms {
+		base := len(u.edges)
+		for _, es := range m.edges {
+			moved := make([]edge, len(es))
+			for i, e := range es {
+				e.to += base
+				moved[i] = e
+			}
+			u.edges = append(u.edges, moved)
+		}
+		u.eps(start, base)
+		u.eps(base+m.accept, u.accept)
+	}
+	return u
+}
+
+// reaches reports whether some text n accepts starts with s.
+func (n *nfa) reaches(s string) bool {
+	set := n.start(&s)
+	for i := 0; i < len(s) && set != nil; i++ {
+		set = n.stepOrNil(set, s[i])
+	}
+	return set != nil
+}
+
+// after returns the states n is in after s, its own literal prefix or a
+// text that starts with it, or nil if none.
+func (n *nfa) after(s string) []bool {
+	set := n.start(&s)
+	for i := 0; i < len(s) && set != nil; i++ {
+		set = n.stepOrNil(set, s[i])
+	}
+	return set
+}
+
+// start returns the states n is in at the start of *s, or after n.prefix
+// where *s starts with it, which it then cuts from *s.
+func (n *nfa) start(s *string) []bool {
+	set := make([]bool, len(n.edges))
+	from := 0
+	if strings.HasPrefix(*s, n.prefix) {
+		from, *s = len(n.prefix), (*s)[len(n.prefix):]
+	}
+	set[from] = true
+	n.closure(set, []int{from})
+	return set
+}
+
+// stepOrNil is step, but returns nil for no states.
+func (n *nfa) stepOrNil(set []bool, c byte) []bool {
+	next := n.step(set, c)
+	if !slices.Contains(next, true) {
+		return nil
+	}
+	return next
+}
+
+// maxWitnessTries bounds the URIs sharedURI checks with Match.
+const maxWitnessTries = 256
+
+// sharedURI returns a URI at which a and b, with models na and nb, both
+// bind some non-empty value: the shortest such URI the models share that
+// Match confirms, among the first few; ok is false if there is none. If
+// the models share such URIs but Match confirms none of those tried,
+// maybe is the shortest of them.
+func sharedURI(a, b *Template, na, nb *nfa) (uri string, ok bool, maybe string) {
+	// Breadth first over pairs of states, with whether each side has
+	// read a character of a value yet; a pair is visited by a few
+	// different texts (told apart by a hash), so that a text the model
+	// takes and Match refuses does not hide a longer one both take.
+	type key struct {
+		x, y   int
+		fx, fy bool
+	}
+	type node struct {
+		prev int
+		c    byte
+		k    key
+		h    uint64 // of the text so far
+	}
+	const visits = 4
+	seen := map[key][]uint64{{}: {0}}
+	nodes := []node{{prev: -1}}
+	tries := 0
+	for i := 0; i < len(nodes) && tries < maxWitnessTries; i++ {
+		cur := nodes[i]
+		k := cur.k
+		if k.x == na.accept && k.y == nb.accept && k.fx && k.fy {
+			var out []byte
+			for j := i; nodes[j].prev >= 0; j = nodes[j].prev {
+				if nodes[j].c != 0 {
+					out = append(out, nodes[j].c)
+				}
+			}
+			slices.Reverse(out)
+			tries++
+			if bindsSome(a, string(out)) && bindsSome(b, string(out)) {
+				return string(out), true, ""
+			}
+			if maybe == "" {
+				maybe = string(out)
+			}
+		}
+		push := func(q key, c byte) {
+			h := cur.h
+			if c != 0 {
+				h = (h ^ uint64(c)) * 1099511628211
+			}
+			hs := seen[q]
+			if len(hs) < visits && !slices.Contains(hs, h) {
+				seen[q] = append(hs, h)
+				nodes = append(nodes, node{prev: i, c: c, k: q, h: h})
+			}
+		}
+		for _, ea := range na.edges[k.x] {
+			if ea.eps {
+				push(key{ea.to, k.y, k.fx, k.fy}, 0)
+			}
+		}
+		for _, eb := range nb.edges[k.y] {
+			if eb.eps {
+				push(key{k.x, eb.to, k.fx, k.fy}, 0)
+			}
+		}
+		for _, ea := range na.edges[k.x] {
+			if ea.eps {
+				continue
+			}
+			for _, eb := range nb.edges[k.y] {
+				if eb.eps {
+					continue
+				}
+				both := ea.on.and(eb.on)
+				if both.empty() {
+					continue
+				}
+				push(key{ea.to, eb.to, k.fx || ea.val, k.fy || eb.val}, lowest(both))
+			}
+		}
+	}
+	return "", false, maybe
+}
+
+// bindsSome reports whether t matches uri binding some variable to a
+// non-empty value.
+func bindsSome(t *Template, uri string) bool {
+	vals, ok := t.Match(uri)
+	if !ok {
+		return false
+	}
+	for _, v := range vals.vals {
+		for _, item := range v.Items {
+			if item != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// byteClasses returns one byte of each class of the bytes that no edge of
+// the automata tells apart: the first byte of each, a letter or digit
+// where the class holds one, which reads best in a message.
+func byteClasses(ms ...*nfa) []byte {
+	// Refine the partition of all ASCII bytes by each edge's set.
+	all := byteSet{^uint64(0), ^uint64(0)}
+	blocks := []byteSet{all}
+	seen := map[byteSet]bool{}
+	for _, m := range ms {
+		for _, es := range m.edges {
+			for _, e := range es {
+				if e.eps || seen[e.on] {
+					continue
+				}
+				seen[e.on] = true
+				var next []byteSet
+				for _, b := range blocks {
+					in, out := b.and(e.on), b.and(byteSet{^e.on[0], ^e.on[1]})
+					for _, part := range []byteSet{in, out} {
+						if !part.empty() {
+							next = append(next, part)
+						}
+					}
+				}
+				blocks = next
+			}
+		}
+	}
+	out := make([]byte, len(blocks))
+	for i, b := range blocks {
+		out[i] = lowest(b)
+	}
+	return out
 }

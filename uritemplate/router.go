@@ -1,7 +1,6 @@
 package uritemplate
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,38 +10,69 @@ import (
 )
 
 // ErrConflict is wrapped by the error Router.Add returns for a template
-// that would match exactly the URIs another template matches, equally
-// specifically, so that one of the two could never be chosen. The error
-// names the two templates and, where it finds one, a URI both match.
-var ErrConflict = errors.New("uritemplate: templates match the same URIs equally specifically")
+// that shares a URI with one already added, each binding some non-empty
+// value there, when neither of the two is more specific (see Router,
+// Precedence). The error names the two templates and a URI both match.
+var ErrConflict = errors.New("uritemplate: conflicting templates")
 
 // A Router finds, among any number of templates, the one most specific
 // template that matches a URI. The zero Router is empty and ready to use.
 //
 // # Precedence
 //
-// Templates are compared part by part, left to right, after expansion
-// shapes: at the first place they differ,
+// Templates rank by the URIs they match, as net/http's ServeMux ranks
+// its patterns. A template is more specific than another if every URI it
+// matches the other matches too, and not the other way round; where both
+// match a URI, the more specific wins, whichever was added first:
 //
-//  1. a literal character beats a variable, so a longer literal prefix
-//     wins: file:///~/{name} beats file:///{+path} for file:///~/notes,
-//     whichever was added first;
-//  2. a narrower variable beats a wider one: {x} (and {.x}, {/x}, {;x})
-//     beats {?x}/{&x}, which beats an exploded {/x*}, which beats {+x} and
-//     {#x}, which can span '/';
-//  3. a template that goes on with a literal beats one that has ended,
-//     which beats one that goes on with a variable: x://{id}.json beats
-//     x://{id} for x://1.json, and x://{id} beats x://{id}{?q} for x://1,
-//     which the second, q undefined, matches too.
+//   - file:///~/{name} beats file:///{+path} for file:///~/notes;
+//   - x://{id}.json beats x://{id} for x://1.json, and x://{id} beats
+//     x://{id}{?q} for x://1, which the second matches with q undefined;
+//   - db://{id:3} beats db://{name} for db://abc (db://abcd matches only
+//     the second), x://{.b} beats x://{a} for x://.v, x://{;b} beats
+//     x://{a} for x://;b=1, x://{#b} beats x://{+a} for x://#v, and
+//     x://f{/a} beats x://f{/a,b} for x://f/1.
 //
-// Templates whose parts compare equal throughout but whose literals differ
-// rarely match the same URI; where they do, the one added first wins. Two
-// templates equal in both (x://{a} and x://{b}) would shadow each other,
-// and Add refuses the second with ErrConflict.
+// Add refuses, with ErrConflict, a template that shares a URI with one
+// already added, each binding some non-empty value there, when neither is
+// more specific: x://{a}.{b} and x://{a}-{b} (both match x://p-q.r),
+// file:///{+dir}/raw{/name} and file:///{+dir}/src{/name} (both match
+// file:///d/raw/src), x://{id}{?q} and x://{id}{/rest*} (both match
+// x://1), x://{a} and x://{b}, and x://{a}{b} next to x://{a}: it matches
+// exactly the URIs x://{a} matches, and could never be chosen. The error
+// names a URI both match. A template that several others shadow together,
+// each more specific (x://{/a,b} next to x://{/c} and x:///{d}/{e}), is
+// accepted; Shadowed reports it.
+//
+// Templates that share only URIs at which one of them binds nothing (every
+// variable undefined or empty), such as x:// for x://{a} and x://{?q}, do
+// not conflict. For those URIs the one with the longer literal prefix
+// wins, then the one whose parts, left to right, are narrower at the
+// first place they differ (a literal character; the end; {x}, {.x}, {/x}
+// or {;x}; {?x} or {&x}; an exploded {/x*}; {+x} or {#x}); then the one
+// whose text sorts first. Lookup tries a longer literal prefix first, so
+// Add also refuses a template more specific than one with a longer
+// literal prefix, which could never win where both match.
+//
+// "Match" here is what Template.Match takes, {;…} expressions taking only
+// the parameters they name. Add compares templates on an automaton of
+// the URIs each matches that is exact but where Match checks what the
+// automaton does not (that a value decodes to UTF-8, that a repeated
+// variable has one value, a prefix modifier over 64); where the two could
+// disagree, and Add can
+// neither find a URI both match nor show there is none, it refuses the
+// template as a conflict rather than rank by guess.
 //
 // Lookups cost the same however many templates the Router holds: templates
 // are indexed by their literal prefix (scheme included), so a lookup walks
 // the URI once and tries only templates whose prefix it starts with.
+//
+// Add compares a template with those that share its literal prefix or
+// extend it, about a microsecond each where they share no URI: adding n
+// templates that all start with the same literal prefix costs n²/2
+// comparisons. Routers of thousands of templates should give them
+// distinct literal prefixes, as most do (db://users/{id},
+// db://orders/{id}).
 //
 // A Router is safe for concurrent Lookups; Add and Remove must not run at
 // the same time as any other method.
@@ -54,13 +84,15 @@ type Router[T any] struct {
 
 	root  rnode[T]
 	byRaw map[string]*route[T]
-	seq   int
 }
 
 type route[T any] struct {
 	t     *Template
 	value T
-	seq   int // registration order
+	model *nfa
+	// beats holds the routes of the same node that t is more specific
+	// than, which it must come before.
+	beats []*route[T]
 }
 
 // An rnode is a node of a radix tree over literal prefixes: the prefix of
@@ -68,16 +100,17 @@ type route[T any] struct {
 type rnode[T any] struct {
 	label    string
 	children []*rnode[T]
-	routes   []*route[T] // templates with exactly this prefix, most specific first
+	routes   []*route[T] // templates with exactly this prefix, in the order Lookup tries them
 }
 
 // Add adds t, with value v, to the router. Adding a template with the same
-// text as one already added replaces that one's template and value and
-// keeps its place in registration order.
+// text as one already added replaces that one's template and value.
 //
-// Add returns an error wrapping ErrConflict, and changes nothing, if t is
-// not the same text as, but matches the same URIs as, a template already
-// added (x://{a} and x://{b}). It returns an error for a nil t.
+// Add returns an error wrapping ErrConflict, and changes nothing, if t and
+// a template already added share a URI at which each binds some non-empty
+// value and neither is more specific (see Precedence): x://{a} and
+// x://{b}, or x://{a}{b}, which matches the URIs x://{a} matches and
+// could never be chosen. It returns an error for a nil t.
 func (r *Router[T]) Add(t *Template, v T) error {
 	if t == nil {
 		return errors.New("uritemplate: Router.Add of a nil template")
@@ -86,27 +119,175 @@ func (r *Router[T]) Add(t *Template, v T) error {
 		old.t, old.value = t, v
 		return nil
 	}
-	n := r.node(t.prefix, false)
-	if n != nil {
-		for _, rt := range n.routes {
-			if bytes.Equal(rt.t.shape, t.shape) {
-				if uri, ok := witness(rt.t, t); ok {
-					return fmt.Errorf("%w: %q and %q both match %s", ErrConflict, rt.t.raw, t.raw, uri)
-				}
-				return fmt.Errorf("%w: %q and %q", ErrConflict, rt.t.raw, t.raw)
-			}
+	rt := &route[T]{t: t, value: v, model: t.model()}
+	above, same, below := r.related(t.prefix, rt.model)
+	var beaten []*route[T] // routes of the same node that beat t
+	for _, o := range same {
+		switch k, uri := compare(t, o.t, rt.model, o.model); k {
+		case clash, unsure:
+			return conflictError(t, o.t, k, uri)
+		case aFirst:
+			rt.beats = append(rt.beats, o)
+		case bFirst:
+			beaten = append(beaten, o)
 		}
 	}
-	n = r.node(t.prefix, true)
-	r.seq++
-	rt := &route[T]{t: t, value: v, seq: r.seq}
-	i, _ := slices.BinarySearchFunc(n.routes, rt, compareRoutes[T])
-	n.routes = slices.Insert(n.routes, i, rt)
+	// Lookup tries a template with a longer literal prefix first: it must
+	// not be less specific than one with a shorter prefix that it shares a
+	// URI with.
+	for _, o := range above {
+		switch k, uri := compare(t, o.t, rt.model, o.model); k {
+		case clash, unsure:
+			return conflictError(t, o.t, k, uri)
+		case bFirst:
+			return prefixError(o.t, t)
+		}
+	}
+	for _, o := range below {
+		switch k, uri := compare(t, o.t, rt.model, o.model); k {
+		case clash, unsure:
+			return conflictError(t, o.t, k, uri)
+		case aFirst:
+			return prefixError(t, o.t)
+		}
+	}
+	n := r.node(t.prefix, true)
+	for _, o := range beaten {
+		o.beats = append(o.beats, rt)
+	}
+	n.routes = append(n.routes, rt)
+	n.sort()
 	if r.byRaw == nil {
 		r.byRaw = make(map[string]*route[T])
 	}
 	r.byRaw[t.raw] = rt
 	return nil
+}
+
+// conflictError is the error for adding a, which clashes with b (or may:
+// unsure) at uri.
+func conflictError(a, b *Template, k rank, uri string) error {
+	if k == unsure {
+		return fmt.Errorf("%w: neither %q nor %q is more specific, and both may match URIs such as %s",
+			ErrConflict, b.raw, a.raw, uri)
+	}
+	return fmt.Errorf("%w: neither %q nor %q is more specific, and both match %s", ErrConflict, b.raw, a.raw, uri)
+}
+
+// prefixError is the error for specific, more specific than general but
+// with a shorter literal prefix, which Lookup would try after general.
+func prefixError(specific, general *Template) error {
+	uri, _ := witness(specific, general)
+	return fmt.Errorf("%w: %q is more specific than %q but has the shorter literal prefix, which Lookup tries last; both match %s",
+		ErrConflict, specific.raw, general.raw, uri)
+}
+
+// related returns the routes m may share a URI with, m being the model of
+// a template with literal prefix prefix: those whose prefix is a proper
+// prefix of prefix (above), those with exactly prefix (same), and those
+// whose prefix starts with prefix and is longer (below), leaving out those
+// whose prefix no text of m's starts with, and those above whose model
+// no text starting with prefix is in.
+func (r *Router[T]) related(prefix string, m *nfa) (above, same, below []*route[T]) {
+	n, rest := &r.root, prefix
+	for {
+		if rest == "" {
+			same = n.routes
+			set := m.after(prefix)
+			for _, c := range n.children {
+				below = c.reaching(m, set, below)
+			}
+			return above, same, below
+		}
+		for _, o := range n.routes {
+			if o.model.reaches(prefix) {
+				above = append(above, o)
+			}
+		}
+		var next *rnode[T]
+		for _, c := range n.children {
+			if strings.HasPrefix(rest, c.label) {
+				next = c
+				break
+			}
+			if strings.HasPrefix(c.label, rest) {
+				// prefix ends inside c's label: c and what is under it
+				// are below.
+				set := m.after(prefix)
+				for i := len(rest); i < len(c.label) && set != nil; i++ {
+					set = m.stepOrNil(set, c.label[i])
+				}
+				if set == nil {
+					return above, nil, nil
+				}
+				below = append(below, c.routes...)
+				for _, d := range c.children {
+					below = d.reaching(m, set, below)
+				}
+				return above, nil, below
+			}
+		}
+		if next == nil {
+			return above, nil, nil
+		}
+		n, rest = next, rest[len(next.label):]
+	}
+}
+
+// reaching appends to routes those of n and of the nodes under it whose
+// prefix m can go on with, set being m's states before n's label.
+func (n *rnode[T]) reaching(m *nfa, set []bool, routes []*route[T]) []*route[T] {
+	for i := 0; i < len(n.label) && set != nil; i++ {
+		set = m.stepOrNil(set, n.label[i])
+	}
+	if set == nil {
+		return routes
+	}
+	routes = append(routes, n.routes...)
+	for _, c := range n.children {
+		routes = c.reaching(m, set, routes)
+	}
+	return routes
+}
+
+// sort orders n.routes so that each comes before the routes it beats,
+// and otherwise by shape (see compareShapes) and then by text: the order
+// depends only on which templates n holds, never on the order they were
+// added in.
+func (n *rnode[T]) sort() {
+	slices.SortFunc(n.routes, func(a, b *route[T]) int {
+		if c := compareShapes(a.t.shape, b.t.shape); c != 0 {
+			return c
+		}
+		return strings.Compare(a.t.raw, b.t.raw)
+	})
+	if !slices.ContainsFunc(n.routes, func(rt *route[T]) bool { return len(rt.beats) > 0 }) {
+		return
+	}
+	// Kahn's algorithm, taking the first ready route in that order.
+	waiting := make(map[*route[T]]int, len(n.routes))
+	for _, rt := range n.routes {
+		for _, b := range rt.beats {
+			waiting[b]++
+		}
+	}
+	sorted := make([]*route[T], 0, len(n.routes))
+	done := make(map[*route[T]]bool, len(n.routes))
+	for len(sorted) < len(n.routes) {
+		i := slices.IndexFunc(n.routes, func(rt *route[T]) bool { return !done[rt] && waiting[rt] == 0 })
+		if i < 0 {
+			// A cycle: strict inclusion has none, so this cannot happen;
+			// keep the rest in the first order rather than loop.
+			i = slices.IndexFunc(n.routes, func(rt *route[T]) bool { return !done[rt] })
+		}
+		rt := n.routes[i]
+		done[rt] = true
+		sorted = append(sorted, rt)
+		for _, b := range rt.beats {
+			waiting[b]--
+		}
+	}
+	n.routes = sorted
 }
 
 // Remove removes the template whose text is raw and reports whether there
@@ -119,6 +300,10 @@ func (r *Router[T]) Remove(raw string) bool {
 	delete(r.byRaw, raw)
 	n := r.node(rt.t.prefix, false)
 	n.routes = slices.DeleteFunc(n.routes, func(x *route[T]) bool { return x == rt })
+	for _, o := range n.routes {
+		o.beats = slices.DeleteFunc(o.beats, func(x *route[T]) bool { return x == rt })
+	}
+	n.sort()
 	return true
 }
 
@@ -281,13 +466,6 @@ func classAt(shape []byte, i int) byte {
 	return shape[i]
 }
 
-func compareRoutes[T any](a, b *route[T]) int {
-	if c := compareShapes(a.t.shape, b.t.shape); c != 0 {
-		return c
-	}
-	return a.seq - b.seq
-}
-
 // witness returns a URI that both a and b match, found among expansions
 // of each with a few plain values, or with none, for an error message; ok
 // is false if none of those is one.
@@ -314,4 +492,74 @@ func witness(a, b *Template) (uri string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// Shadowed returns, sorted, the templates that can never be chosen: every
+// URI one matches, templates tried before it match too. Add refuses a
+// template shadowed by a single other (see Precedence); Shadowed finds
+// those that several shadow together, such as x://{/a,b} next to
+// x://{/a} and x:///{c}/{d}. Its cost grows with the number of templates
+// that share URIs: call it in a test or once after adding them, not per
+// request.
+func (r *Router[T]) Shadowed() []string {
+	var out []string
+	var walk func(n *rnode[T], prefix string)
+	walk = func(n *rnode[T], prefix string) {
+		prefix += n.label
+		for i, rt := range n.routes {
+			set := rt.model.after(prefix)
+			var ahead []*route[T]
+			for _, o := range n.routes[:i] {
+				if _, ok := rt.model.overlaps(o.model); ok {
+					ahead = append(ahead, o)
+				}
+			}
+			for _, c := range n.children {
+				for _, o := range c.reaching(rt.model, set, nil) {
+					if _, ok := rt.model.overlaps(o.model); ok {
+						ahead = append(ahead, o)
+					}
+				}
+			}
+			if shadowed(rt, ahead) {
+				out = append(out, rt.t.raw)
+			}
+		}
+		for _, c := range n.children {
+			walk(c, prefix)
+		}
+	}
+	walk(&r.root, "")
+	slices.Sort(out)
+	return out
+}
+
+// shadowed reports whether every URI rt matches one of ahead matches.
+func shadowed[T any](rt *route[T], ahead []*route[T]) bool {
+	if len(ahead) == 0 {
+		return false
+	}
+	// A plain expansion of rt that none of ahead matches settles it.
+	for _, value := range []string{"v", "1", ""} {
+		vars := make(map[string]Value, len(rt.t.names))
+		for _, name := range rt.t.names {
+			vars[name] = StringValue(value)
+		}
+		u, err := rt.t.ExpandURI(vars)
+		if err != nil {
+			continue
+		}
+		if _, ok := rt.t.Match(u); !ok {
+			continue
+		}
+		if !slices.ContainsFunc(ahead, func(o *route[T]) bool { _, ok := o.t.Match(u); return ok }) {
+			return false
+		}
+	}
+	models := make([]*nfa, len(ahead))
+	for i, o := range ahead {
+		models[i] = o.model
+	}
+	_, ok := rt.model.within(union(models...))
+	return ok
 }

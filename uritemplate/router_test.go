@@ -74,11 +74,28 @@ func TestRouterPrecedence(t *testing.T) {
 			"db://a%2Fb/schema": "db://{table}/schema",
 		},
 	}, {
-		name:      "narrower variable",
+		name:      "the five pairs of issue 13",
+		templates: []string{"x://{a}", "x://{.b}", "x://{;c}", "x://{+d}", "x://{#e}", "x://f{/g}", "x://f{/g,h}", "db://{id:3}", "db://{name}"},
+		want: map[string]string{
+			"x://v":       "x://{a}",
+			"x://.v":      "x://{.b}",
+			"x://;c=1":    "x://{;c}",
+			"x://;z=1":    "x://{a}", // {;c} takes only c
+			"x://v/w":     "x://{+d}",
+			"x://#v":      "x://{#e}",
+			"x://f":       "x://f{/g}",
+			"x://f/1":     "x://f{/g}",
+			"x://f/1/2":   "x://f{/g,h}",
+			"x://f/1/2/3": "x://{+d}",
+			"db://abc":    "db://{id:3}",
+			"db://abcd":   "db://{name}",
+		},
+	}, {
+		name:      "shared only where nothing is bound",
 		templates: []string{"x://{+a}", "x://{a}", "x://{/a*}", "x://{?q}"},
 		want: map[string]string{
 			"x://1":     "x://{a}",
-			"x://":      "x://{a}",
+			"x://":      "x://{a}", // by shape: {a} is narrowest
 			"x://1/2":   "x://{+a}",
 			"x:///1/2":  "x://{/a*}",
 			"x://?q=1":  "x://{?q}",
@@ -94,7 +111,7 @@ func TestRouterPrecedence(t *testing.T) {
 			"x://s/1?a=1": "x://s{+a}",
 		},
 	}, {
-		name:      "going on with a literal beats ending",
+		name:      "a literal suffix",
 		templates: []string{"x://{id}", "x://{id}.json"},
 		want: map[string]string{
 			"x://1.json": "x://{id}.json",
@@ -102,12 +119,13 @@ func TestRouterPrecedence(t *testing.T) {
 			"x://1.xml":  "x://{id}",
 		},
 	}, {
-		name:      "ending beats going on with a variable",
-		templates: []string{"x://{id}{?q}", "x://{id}", "x://{id}{/rest*}"},
+		name:      "a template that ends is more specific than one going on",
+		templates: []string{"x://{id}{?q}", "x://{id}", "x://r/{id}{/rest*}", "x://r/{id}"},
 		want: map[string]string{
 			"x://1":       "x://{id}",
 			"x://1?q=2":   "x://{id}{?q}",
-			"x://1/a/b":   "x://{id}{/rest*}",
+			"x://r/1":     "x://r/{id}",
+			"x://r/1/a/b": "x://r/{id}{/rest*}",
 			"x://1/a?q=2": "",
 		},
 	}, {
@@ -143,23 +161,35 @@ func TestRouterPrecedence(t *testing.T) {
 	}
 }
 
-// TestRouterRegistrationOrder checks that templates alike in every part
-// but their literals go by the order they were added in, where both match.
-func TestRouterRegistrationOrder(t *testing.T) {
-	dash, dot := "x://{a}-{b}", "x://{a}.{b}"
-	for _, order := range [][]string{{dash, dot}, {dot, dash}} {
-		r := newRouter(t, order...)
-		assert.Equal(t, order[0], lookup(r, "x://1-2.3"), "added in order %q", order)
-		assert.Equal(t, dash, lookup(r, "x://1-2"))
-		assert.Equal(t, dot, lookup(r, "x://1.2"))
+// TestRouterOrderIndependent checks that a router's choices depend only
+// on the templates it holds: every permutation of a set gives the same
+// template for every URI.
+func TestRouterOrderIndependent(t *testing.T) {
+	set := []string{"x://{a}", "x://{?q}", "x://{/p*}", "x://{+r}", "x://s{?q}", "x://{.e}"}
+	uris := []string{"x://", "x://s", "x://v", "x://?q=1", "x:///v", "x://.e", "x://s?q=1", "x://v/w"}
+	want := map[string]string{}
+	r := newRouter(t, set...)
+	for _, u := range uris {
+		want[u] = lookup(r, u)
 	}
-
-	_, vars, ok := newRouter(t, dash, dot).Lookup("x://1-2.3")
-	require.True(t, ok)
-	assert.Equal(t, vals("a", "1", "b", "2.3"), vars.Map())
-	_, vars, ok = newRouter(t, dot, dash).Lookup("x://1-2.3")
-	require.True(t, ok)
-	assert.Equal(t, vals("a", "1-2", "b", "3"), vars.Map())
+	assert.Equal(t, "x://{.e}", want["x://"]) // more specific than {a}
+	assert.Equal(t, "x://s{?q}", want["x://s"])
+	var permute func(k int)
+	permute = func(k int) {
+		if k == len(set) {
+			r := newRouter(t, set...)
+			for _, u := range uris {
+				assert.Equal(t, want[u], lookup(r, u), "%s, added in order %q", u, set)
+			}
+			return
+		}
+		for i := k; i < len(set); i++ {
+			set[k], set[i] = set[i], set[k]
+			permute(k + 1)
+			set[k], set[i] = set[i], set[k]
+		}
+	}
+	permute(0)
 }
 
 func TestRouterLookupValues(t *testing.T) {
@@ -243,15 +273,16 @@ func TestRouterListsAndScalars(t *testing.T) {
 func TestRouterConflict(t *testing.T) {
 	for _, c := range [][2]string{
 		{"x://{a}", "x://{b}"},
-		{"x://{a}", "x://{a:3}"},
-		{"x://{a}", "x://{a,b}"},
-		{"x://{a}", "x://{.a}"},
+		{"x://{a}", "x://{a}{b}"}, // the second could never be chosen
 		{"x://{a}/{b}", "x://{c}/{d}"},
-		{"x://{+a}", "x://{#b}"},
+		{"x://{a}.{b}", "x://{a}-{b}"},
+		{"file:///{+dir}/raw{/name}", "file:///{+dir}/src{/name}"},
+		{"x://{id}{?q}", "x://{id}{/rest*}"},
 		{"x://{?a}", "x://{?b}"},
-		{"x://{?a}", "x://{&a}"},
-		{"x://{/a*}", "x://{.b*}"},
-		{"file:///{dir}{/name}", "file:///{dir}{.ext}"},
+		{"x://{id}.json", "x://{a}-{b}"},
+		// Different literal prefixes.
+		{"res://item1/{id}/detail{?q}", "res://{kind}/n3/{id}"},
+		{"res://{kind}/n3/{id}", "res://item1/{id}/detail{?q}"},
 	} {
 		var r uritemplate.Router[string]
 		require.NoError(t, r.Add(uritemplate.MustParse(c[0]), "first"))
@@ -269,7 +300,7 @@ func TestRouterConflict(t *testing.T) {
 		// The refused Add changed nothing.
 		assert.Equal(t, 1, r.Len())
 		assert.False(t, r.Remove(c[1]))
-		uri, err := uritemplate.MustParse(c[0]).Expand(vals("a", "1", "b", "2", "c", "3", "d", "4", "dir", "d", "name", "n"))
+		uri, err := uritemplate.MustParse(c[0]).Expand(vals("a", "1", "b", "2", "c", "3", "d", "4", "dir", "d", "name", "n", "id", "7", "kind", "k"))
 		require.NoError(t, err)
 		v, vars, ok := r.Lookup(uri)
 		require.True(t, ok, uri)
@@ -277,18 +308,49 @@ func TestRouterConflict(t *testing.T) {
 		assert.Equal(t, c[0], vars.Template().String())
 	}
 
-	// Templates that differ in a class are no conflict.
+	// Templates one of which is more specific, or that share no URI at
+	// which both bind a value, are no conflict.
 	for _, c := range [][2]string{
 		{"x://{a}", "x://{+a}"},
 		{"x://{a}", "x://{a*}"},
 		{"x://{a}", "x://{?a}"},
-		{"x://{a}", "x://{a}{b}"},
 		{"x://{a}", "x://a{a}"},
+		{"x://{a}", "x://{a:3}"},
+		{"x://{a}", "x://{a,b}"},
+		{"x://{a}", "x://{.a}"},
+		{"x://{a}", "x://{;b}"},
+		{"x://{+a}", "x://{#b}"},
+		{"x://{?a}", "x://{&a}"},
+		{"x://{/a*}", "x://{.b*}"},
 		{"x://{a}.json", "x://{a}.xml"},
+		{"file:///{dir}{/name}", "file:///{dir}{.ext}"},
 	} {
+		for _, order := range [][2]string{c, {c[1], c[0]}} {
+			var r uritemplate.Router[string]
+			require.NoError(t, r.Add(uritemplate.MustParse(order[0]), "first"))
+			require.NoError(t, r.Add(uritemplate.MustParse(order[1]), "second"), "%q then %q", order[0], order[1])
+		}
+	}
+
+	// Where the automata Add compares on share URIs at which both bind a
+	// value, but Match confirms none of those it tries (a repeated
+	// variable), Add refuses rather than guess.
+	var unsure uritemplate.Router[string]
+	require.NoError(t, unsure.Add(uritemplate.MustParse("x://{?k*}aa{+p:3}"), "first"))
+	err := unsure.Add(uritemplate.MustParse("x://{?k*}{a:2}{a:2}"), "second")
+	require.ErrorIs(t, err, uritemplate.ErrConflict)
+	assert.Contains(t, err.Error(), "both may match URIs such as x://aav")
+
+	// More specific, but with a shorter literal prefix, which Lookup
+	// would try last: every URI x://{.a}.z matches (x://.z, x://.v.z)
+	// x://.{b} matches too.
+	for _, order := range [][2]string{{"x://{.a}.z", "x://.{b}"}, {"x://.{b}", "x://{.a}.z"}} {
 		var r uritemplate.Router[string]
-		require.NoError(t, r.Add(uritemplate.MustParse(c[0]), "first"))
-		require.NoError(t, r.Add(uritemplate.MustParse(c[1]), "second"), "%q then %q", c[0], c[1])
+		require.NoError(t, r.Add(uritemplate.MustParse(order[0]), "first"))
+		err = r.Add(uritemplate.MustParse(order[1]), "second")
+		require.ErrorIs(t, err, uritemplate.ErrConflict)
+		assert.Contains(t, err.Error(), `"x://{.a}.z" is more specific than "x://.{b}" but has the shorter literal prefix`)
+		assert.Equal(t, 1, r.Len())
 	}
 
 	var r uritemplate.Router[string]
@@ -296,24 +358,36 @@ func TestRouterConflict(t *testing.T) {
 	assert.Equal(t, 0, r.Len())
 }
 
-func TestRouterReplace(t *testing.T) {
-	dash, dot := "x://{a}-{b}", "x://{a}.{b}"
-	var r uritemplate.Router[string]
-	require.NoError(t, r.Add(uritemplate.MustParse(dash), "dash v1"))
-	require.NoError(t, r.Add(uritemplate.MustParse(dot), "dot"))
-	v, _, _ := r.Lookup("x://1-2.3")
-	assert.Equal(t, "dash v1", v)
+// TestRouterShadowed checks that templates several others shadow
+// together, which Add accepts, are reported.
+func TestRouterShadowed(t *testing.T) {
+	r := newRouter(t, "x://{/a,b}", "x://{/c}", "x:///{d}/{e}", "y://{+p}", "y://{q}")
+	assert.Equal(t, []string{"x://{/a,b}"}, r.Shadowed())
+	assert.Equal(t, "x://{/c}", lookup(r, "x:///1"))
+	assert.Equal(t, "x:///{d}/{e}", lookup(r, "x:///1/2"))
 
-	// Adding the same text again replaces the value and keeps the
-	// template's place in registration order: no conflict.
-	require.NoError(t, r.Add(uritemplate.MustParse(dash), "dash v2"))
+	require.True(t, r.Remove("x:///{d}/{e}"))
+	assert.Empty(t, r.Shadowed())
+	assert.Equal(t, "x://{/a,b}", lookup(r, "x:///1/2"))
+
+	var empty uritemplate.Router[int]
+	assert.Empty(t, empty.Shadowed())
+}
+
+func TestRouterReplace(t *testing.T) {
+	var r uritemplate.Router[string]
+	require.NoError(t, r.Add(uritemplate.MustParse("x://{id}"), "id v1"))
+	require.NoError(t, r.Add(uritemplate.MustParse("x://{id}.json"), "json"))
+
+	// Adding the same text again replaces the value: no conflict.
+	require.NoError(t, r.Add(uritemplate.MustParse("x://{id}"), "id v2"))
 	assert.Equal(t, 2, r.Len())
-	v, vars, ok := r.Lookup("x://1-2.3")
+	v, vars, ok := r.Lookup("x://1")
 	require.True(t, ok)
-	assert.Equal(t, "dash v2", v)
-	assert.Equal(t, dash, vars.Template().String())
-	v, _, _ = r.Lookup("x://1.2")
-	assert.Equal(t, "dot", v)
+	assert.Equal(t, "id v2", v)
+	assert.Equal(t, "x://{id}", vars.Template().String())
+	v, _, _ = r.Lookup("x://1.json")
+	assert.Equal(t, "json", v)
 }
 
 func TestRouterRemove(t *testing.T) {
@@ -372,7 +446,7 @@ func TestRouterMany(t *testing.T) {
 		case 0:
 			templates[i] = fmt.Sprintf("res://item%d/{id}", i)
 		case 1:
-			templates[i] = fmt.Sprintf("res://item%d/{id}/detail{?q}", i)
+			templates[i] = fmt.Sprintf("res://item%d/{id}.detail{?q}", i)
 		case 2:
 			templates[i] = fmt.Sprintf("s%d://{+path}", i)
 		case 3:

@@ -1,0 +1,55 @@
+package uritemplate
+
+// This file decides how two templates rank, by the URIs they match (see
+// Router, Precedence), on the models of lang.go.
+
+// A rank is how two templates a and b compare.
+type rank int
+
+const (
+	unranked rank = iota // neither is more specific; no URI needs them ranked
+	aFirst               // a is more specific: it matches only URIs b does
+	bFirst               // b is more specific
+	clash                // they share a URI and neither is more specific
+	unsure               // they may share one; neither is more specific
+)
+
+// compare ranks a and b, with models ma and mb. For a clash it returns a
+// URI both match, each binding some non-empty value; where it could not
+// show that they share no such URI, nor find one, it returns unsure and
+// the URI their models share.
+func compare(a, b *Template, ma, mb *nfa) (rank, string) {
+	if b.raw < a.raw {
+		// The same answer whichever comes first: the search for a shared
+		// URI tries a bounded number.
+		k, uri := compare(b, a, mb, ma)
+		switch k {
+		case aFirst:
+			k = bFirst
+		case bFirst:
+			k = aFirst
+		}
+		return k, uri
+	}
+	if _, ok := ma.overlaps(mb); !ok {
+		return unranked, ""
+	}
+	_, aInB := ma.within(mb)
+	_, bInA := mb.within(ma)
+	switch {
+	case aInB && !bInA:
+		return aFirst, ""
+	case bInA && !aInB:
+		return bFirst, ""
+	}
+	uri, ok, maybe := sharedURI(a, b, ma, mb)
+	switch {
+	case ok:
+		return clash, uri
+	case maybe != "":
+		// The models share URIs at which both bind values, but none
+		// tried matches both: refuse rather than rank by guess.
+		return unsure, maybe
+	}
+	return unranked, ""
+}
