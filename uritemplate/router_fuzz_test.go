@@ -1,0 +1,139 @@
+package uritemplate
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Parts that generated templates are made of, after "x://".
+var (
+	genLiterals = []string{"a", "/", ".", "-", "~/", "s", "?k=1", "é"}
+	genExprs    = []string{
+		"{a}", "{b}", "{+p}", "{#f}", "{.e}", "{/s}", "{/s*}", "{;m}", "{?q}", "{&r}", "{?q,r}",
+		"{a:2}", "{/a,b}", "{l*}", "{.x*}", "{;k*}", "{?k*}", "{b,c}", "{+p:3}",
+	}
+	genValues = []Value{
+		StringValue("v"), StringValue(""), StringValue("1.2"), StringValue("a/b"), StringValue("x,y"),
+		StringValue("é"), StringValue("50%"), StringValue("?#"), ListValue("a", "b"), PairsValue("k", "v"),
+	}
+)
+
+// genTemplates makes up to 6 templates from data: a count, then for each
+// a length and that many parts.
+func genTemplates(data []byte) []string {
+	next := func() int {
+		if len(data) == 0 {
+			return 0
+		}
+		b := int(data[0])
+		data = data[1:]
+		return b
+	}
+	var out []string
+	for range 2 + next()%5 {
+		var b strings.Builder
+		b.WriteString("x://")
+		for range 1 + next()%4 {
+			if c := next(); c%3 == 0 {
+				b.WriteString(genLiterals[c/3%len(genLiterals)])
+			} else {
+				b.WriteString(genExprs[c/3%len(genExprs)])
+			}
+		}
+		if s := b.String(); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// FuzzRouter adds generated sets of templates to a router and checks, for
+// an arbitrary URI and for expansions of every template accepted, what
+// checkLookup checks; that the same templates added in the reverse order
+// are all accepted and choose the same; and that expansions round-trip
+// through Match, and through Lookup where it finds the template that
+// made them.
+func FuzzRouter(f *testing.F) {
+	f.Add([]byte{4, 1, 3, 2, 0, 9, 4, 3, 30, 12, 3, 6, 1, 21, 2, 3, 1}, "x://v", byte(0))
+	f.Add([]byte{3, 0, 1, 1, 4, 0, 3, 3, 9}, "x://.v", byte(2))
+	f.Add([]byte{2, 0, 2, 0, 5}, "x://a/b", byte(3))
+	f.Add([]byte{5, 1, 28, 1, 31, 1, 40, 1, 43, 2, 1, 13}, "x://?q=1&r=2", byte(7))
+	f.Fuzz(func(t *testing.T, data []byte, uri string, pick byte) {
+		texts := genTemplates(data)
+		var r Router[int]
+		var accepted []*Template
+		for _, s := range texts {
+			tmpl, err := Parse(s)
+			if err != nil {
+				continue
+			}
+			if r.Add(tmpl, len(accepted)) == nil {
+				accepted = append(accepted, tmpl)
+			}
+		}
+		var reversed Router[int]
+		for i := len(accepted) - 1; i >= 0; i-- {
+			if err := reversed.Add(accepted[i], i); err != nil {
+				t.Fatalf("%q accepted in order %q, but not in reverse: %v", accepted, texts, err)
+			}
+		}
+		uris := []string{uri, "x://" + uri}
+		from := map[string]*Template{} // an expansion, and its template
+		for i, tmpl := range accepted {
+			vars := map[string]Value{}
+			for j, name := range tmpl.names {
+				v := genValues[(int(pick)+i+j)%len(genValues)]
+				if v.Kind != String && !tmpl.alwaysExploded(name) {
+					// Lists and scalars: Match gives a variable not
+					// exploded scalars only.
+					v = StringValue(strings.Join(v.Items, "-"))
+				}
+				vars[name] = v
+			}
+			u, err := tmpl.ExpandURI(vars)
+			if err != nil {
+				continue
+			}
+			uris = append(uris, u)
+			if from[u] == nil {
+				from[u] = tmpl
+			}
+			// Round trip: the values Match gives expand to u again.
+			if m, ok := tmpl.Match(u); ok {
+				if back, err := tmpl.ExpandURI(m.Map()); err != nil || back != u {
+					t.Fatalf("%q: %q matches as %v, which expands to %q (%v)", tmpl, u, m.Map(), back, err)
+				}
+			}
+		}
+		for _, u := range uris {
+			checkLookup(t, &r, accepted, u)
+			v, vars, ok := r.Lookup(u)
+			w, _, okR := reversed.Lookup(u)
+			if ok != okR || v != w {
+				t.Fatalf("Lookup(%q) in %q depends on the order templates were added in", u, accepted)
+			}
+			if !ok {
+				continue
+			}
+			// A template handed out u; a more specific one may take it,
+			// as checkLookup checks, and then need not give it back.
+			if f := from[u]; f != nil && vars.Template().String() == f.String() {
+				if back, err := vars.Template().ExpandURI(vars.Map()); err != nil || back != u {
+					t.Fatalf("Lookup(%q) found %q with %v, which expands to %q (%v)", u, accepted[v], vars.Map(), back, err)
+				}
+			}
+		}
+	})
+}
+
+// alwaysExploded reports whether every use of the variable name in t is
+// exploded.
+func (t *Template) alwaysExploded(name string) bool {
+	for _, p := range t.parts {
+		if p.expr != nil && slices.ContainsFunc(p.expr.vars, func(v varspec) bool { return v.name == name && !v.explode }) {
+			return false
+		}
+	}
+	return true
+}
