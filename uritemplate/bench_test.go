@@ -91,3 +91,38 @@ func BenchmarkMatch(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAdd measures what Add costs per template: each is compared with
+// those that share its literal prefix or extend it, so templates with
+// distinct literal prefixes add in constant time, and templates that all
+// start with the same literal in time that grows with their number.
+//
+//	go test -run '^$' -bench Add -benchmem ./uritemplate/
+func BenchmarkAdd(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		format string
+	}{
+		{"distinct prefixes", "db://table%04d/{id}"},
+		{"one prefix", "db://{table}/n%04d/{id}"},
+	} {
+		for _, n := range []int{100, 1000} {
+			templates := make([]*uritemplate.Template, n)
+			for i := range templates {
+				templates[i] = uritemplate.MustParse(fmt.Sprintf(c.format, i))
+			}
+			b.Run(fmt.Sprintf("%s/n=%d", c.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					var r uritemplate.Router[int]
+					for i, t := range templates {
+						if err := r.Add(t, i); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/template")
+			})
+		}
+	}
+}
