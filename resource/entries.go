@@ -255,6 +255,18 @@ func (r *Registry) Remove(uris ...string) int {
 	return n
 }
 
+// ShadowedTemplates returns, sorted, the URI templates no read can reach:
+// every URI one matches, more specific templates match too. AddTemplate
+// refuses a template that one other hides; a template that several hide
+// together (x://{/a,b} next to x://{/c} and x:///{d}/{e}) is accepted, and
+// reported here. Call it in a test or once after registering templates:
+// its cost grows with the number of templates that share URIs.
+func (r *Registry) ShadowedTemplates() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.router.Shadowed()
+}
+
 // RemoveTemplates removes the templates with the given URI templates and
 // reports how many there were. Unknown templates are ignored.
 func (r *Registry) RemoveTemplates(uriTemplates ...string) int {

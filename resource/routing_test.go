@@ -30,8 +30,10 @@ func textOf(name string) resource.TemplateReadFunc {
 // protocol, registered in both orders: the choice never depends on order.
 func TestMostSpecificTemplateWins(t *testing.T) {
 	t.Parallel()
-	templates := []string{"file:///{+path}", "file:///~/{name}", "db://{table}/{id}", "db://{table}/schema"}
+	templates := []string{"file:///{+path}", "file:///~/{name}", "db://{table}/{id}", "db://{table}/schema", "ids://{id:3}", "ids://{name}"}
 	want := map[string]string{
+		"ids://abc":            "ids://{id:3} id=abc", // matches only URIs ids://{name} matches
+		"ids://abcd":           "ids://{name} name=abcd",
 		"file:///~/notes":      "file:///~/{name} name=notes",
 		"file:///etc/hosts":    "file:///{+path} path=etc/hosts",
 		"file:///~/a/b":        "file:///{+path} path=~/a/b",
@@ -79,6 +81,7 @@ func TestAddTemplateRefusesConflicts(t *testing.T) {
 	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://{table}/{id}", Name: "row"}, textOf("row")))
 	err := reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://{schema}/{key}", Name: "other"}, textOf("other"))
 	require.ErrorIs(t, err, uritemplate.ErrConflict)
+	assert.Contains(t, err.Error(), "both match db://v/v")
 
 	tr, err := reg.ListResourceTemplates(context.Background(), nil)
 	require.NoError(t, err)
@@ -88,6 +91,24 @@ func TestAddTemplateRefusesConflicts(t *testing.T) {
 	res, err := reg.ReadResource(context.Background(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: "db://t/1"}})
 	require.NoError(t, err)
 	assert.Equal(t, "row v2 table=t id=1", res.Contents[0].Text)
+}
+
+// TestShadowedTemplates: a template that others hide together is
+// accepted, reported, and never read.
+func TestShadowedTemplates(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t, nil)
+	for _, tmpl := range []string{"x://{/a,b}", "x://{/c}", "x:///{d}/{e}", "y://{+p}"} {
+		require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: tmpl, Name: tmpl}, textOf(tmpl)))
+	}
+	assert.Equal(t, []string{"x://{/a,b}"}, reg.ShadowedTemplates())
+	for uri, want := range map[string]string{"x:///1": "x://{/c} c=1", "x:///1/2": "x:///{d}/{e} d=1 e=2"} {
+		res, err := reg.ReadResource(context.Background(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}})
+		require.NoError(t, err, uri)
+		assert.Equal(t, want, res.Contents[0].Text)
+	}
+	require.Equal(t, 1, reg.RemoveTemplates("x:///{d}/{e}"))
+	assert.Empty(t, reg.ShadowedTemplates())
 }
 
 // TestSafePaths sends every traversal form through a template with

@@ -564,11 +564,16 @@ func (n *nfa) stepOrNil(set []bool, c byte) []bool {
 const maxWitnessTries = 256
 
 // sharedURI returns a URI at which a and b, with models na and nb, both
-// bind some non-empty value: the shortest such URI the models share that
-// Match confirms, among the first few; ok is false if there is none. If
+// bind some non-empty value: a plain expansion of either if it is one,
+// else the shortest such URI the models share that Match confirms, among
+// the first few; ok is false if there is none. If
 // the models share such URIs but Match confirms none of those tried,
 // maybe is the shortest of them.
 func sharedURI(a, b *Template, na, nb *nfa) (uri string, ok bool, maybe string) {
+	// A plain expansion of either reads best in a message, where it is one.
+	if u, ok := witness(a, b); ok && bindsSome(a, u) && bindsSome(b, u) {
+		return u, true, ""
+	}
 	// Breadth first over pairs of states, with whether each side has
 	// read a character of a value yet; a pair is visited by a few
 	// different texts (told apart by a hash), so that a text the model
