@@ -201,5 +201,5 @@ func ExampleRouter() {
 	// file:///~/a/b          file:///{+path}         same in reverse: true  path="~/a/b"
 	// http://example.com/    no match
 	// true
-	// uritemplate: conflicting templates: neither "file:///~/{name}" nor "file:///~/{file}" is more specific, and both match file:///~/v
+	// uritemplate: conflicting templates: "file:///~/{name}" and "file:///~/{file}" match the same URIs, so one could never be chosen; both match file:///~/v
 }

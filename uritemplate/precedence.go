@@ -7,11 +7,12 @@ package uritemplate
 type rank int
 
 const (
-	unranked rank = iota // neither is more specific; no URI needs them ranked
-	aFirst               // a is more specific: it matches only URIs b does
-	bFirst               // b is more specific
-	clash                // they share a URI and neither is more specific
-	unsure               // they may share one; neither is more specific
+	unranked  rank = iota // neither is more specific; no URI needs them ranked
+	aFirst                // a is more specific: it matches only URIs b does
+	bFirst                // b is more specific
+	clash                 // they share a URI and neither is more specific
+	unsure                // they may share one; neither is more specific
+	identical             // they match the same URIs: one could never be chosen
 )
 
 // compare ranks a and b, with models ma and mb. For a clash it returns a
@@ -44,6 +45,8 @@ func compare(a, b *Template, ma, mb *nfa) (rank, string) {
 	}
 	uri, ok, maybe := sharedURI(a, b, ma, mb)
 	switch {
+	case ok && aInB && bInA:
+		return identical, uri
 	case ok:
 		return clash, uri
 	case maybe != "":

@@ -110,7 +110,9 @@ type rnode[T any] struct {
 // a template already added share a URI at which each binds some non-empty
 // value and neither is more specific (see Precedence): x://{a} and
 // x://{b}, or x://{a}{b}, which matches the URIs x://{a} matches and
-// could never be chosen. It returns an error for a nil t.
+// could never be chosen; or if of two such templates the more specific
+// has the shorter literal prefix (x://{.a}.z and x://.{b}). The error
+// names a URI both match. It returns an error for a nil t.
 func (r *Router[T]) Add(t *Template, v T) error {
 	if t == nil {
 		return errors.New("uritemplate: Router.Add of a nil template")
@@ -124,7 +126,7 @@ func (r *Router[T]) Add(t *Template, v T) error {
 	var beaten []*route[T] // routes of the same node that beat t
 	for _, o := range same {
 		switch k, uri := compare(t, o.t, rt.model, o.model); k {
-		case clash, unsure:
+		case clash, unsure, identical:
 			return conflictError(t, o.t, k, uri)
 		case aFirst:
 			rt.beats = append(rt.beats, o)
@@ -137,7 +139,7 @@ func (r *Router[T]) Add(t *Template, v T) error {
 	// URI with.
 	for _, o := range above {
 		switch k, uri := compare(t, o.t, rt.model, o.model); k {
-		case clash, unsure:
+		case clash, unsure, identical:
 			return conflictError(t, o.t, k, uri)
 		case bFirst:
 			return prefixError(o.t, t)
@@ -145,7 +147,7 @@ func (r *Router[T]) Add(t *Template, v T) error {
 	}
 	for _, o := range below {
 		switch k, uri := compare(t, o.t, rt.model, o.model); k {
-		case clash, unsure:
+		case clash, unsure, identical:
 			return conflictError(t, o.t, k, uri)
 		case aFirst:
 			return prefixError(t, o.t)
@@ -167,6 +169,10 @@ func (r *Router[T]) Add(t *Template, v T) error {
 // conflictError is the error for adding a, which clashes with b (or may:
 // unsure) at uri.
 func conflictError(a, b *Template, k rank, uri string) error {
+	if k == identical {
+		return fmt.Errorf("%w: %q and %q match the same URIs, so one could never be chosen; both match %s",
+			ErrConflict, b.raw, a.raw, uri)
+	}
 	if k == unsure {
 		return fmt.Errorf("%w: neither %q nor %q is more specific, and both may match URIs such as %s",
 			ErrConflict, b.raw, a.raw, uri)

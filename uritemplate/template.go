@@ -1,6 +1,7 @@
 // Package uritemplate compiles RFC 6570 URI templates once and matches URIs
 // against them, giving back the variables' values percent-decoded, and
-// routes a URI to the one most specific template among any number.
+// routes a URI to the one most specific template among any number (see
+// Router, Precedence).
 //
 // Parsing is checked against github.com/yosida95/uritemplate/v3; expansion
 // and matching are this package's own. A match is the inverse of
@@ -12,7 +13,8 @@
 //     accepted.
 //   - {+x} and {#x} take reserved characters too, ',' as well
 //     (file:///{+path} gives "a,b.txt" whole); {+x} stops before a '?'
-//     or '#' that a later part of the template needs. Any other
+//     or '#', and {#x} before a '?', that a later part of the template
+//     needs. Any other
 //     expression stops before the ';' or '&' that starts a {;…} or {&…}
 //     right after it.
 //   - {/x*}, {.x*} and {;x*} give lists; exploded key=value pairs give
@@ -514,9 +516,13 @@ func joinLiterals(parts []part) string {
 // Match then decodes ("admin/"): use ExpandURI for a URI Match must give
 // the value back from. Literal text is copied, but for characters a URI
 // may not hold, which are percent-encoded (see the package doc). It returns an
-// error only for a value the template cannot expand: a list given to a
-// prefix modifier, a String without exactly one item, Pairs with an odd
-// number of items, or a value that is not valid UTF-8.
+// error, and no URI, only for a value the template cannot expand: a List
+// or Pairs given to a variable with a prefix modifier ({keys:1}; RFC 6570
+// §2.4.1 makes prefixes inapplicable to composite values, and a template
+// does not say a variable's kind, so Parse cannot refuse it, and Match
+// never binds a composite to such a variable), a String without exactly
+// one item, Pairs with an odd number of items, or a value that is not
+// valid UTF-8.
 func (t *Template) Expand(vars map[string]Value) (string, error) {
 	return t.expand(vars, false)
 }
