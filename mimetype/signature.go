@@ -244,9 +244,15 @@ func isToken(s string) bool {
 }
 
 // isTokenChar reports whether c may appear in an RFC 2045 token.
-func isTokenChar(c byte) bool {
-	return c > ' ' && c < 0x7f && strings.IndexByte(`()<>@,;:\"/[]?=`, c) < 0
-}
+func isTokenChar(c byte) bool { return tokenChars[c] }
+
+// tokenChars marks the bytes isTokenChar accepts.
+var tokenChars = func() (t [256]bool) {
+	for c := '!'; c < 0x7f; c++ {
+		t[c] = !strings.ContainsRune(`()<>@,;:\"/[]?=`, c)
+	}
+	return t
+}()
 
 // isPlainType reports whether t is a lower-case "type/subtype" of token
 // characters and nothing more: what mime.ParseMediaType would return as

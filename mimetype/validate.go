@@ -10,6 +10,7 @@ import (
 	"maps"
 	"mime"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 
@@ -94,11 +95,12 @@ func Validate(declared string, c *mcp.ResourceContents) error {
 	case c.Text == "" && c.Blob == nil:
 		return mismatch(declared, RuleOneOf, "neither text nor blob (an empty text is not sent: use an empty blob)")
 	}
-	base, charset, ok := parseType(declared)
-	if !ok {
+	pt := parsedType(declared)
+	if !pt.ok {
 		return syntaxError(declared)
 	}
-	switch kindOf(base) {
+	base, charset := pt.base, pt.charset
+	switch pt.kind {
 	case kindText:
 		if !isUTF8(charset) {
 			if c.Blob == nil {
@@ -338,4 +340,41 @@ func declareEntities(d *xml.Decoder, dir xml.Directive) {
 			d.Entity[string(n)] = ""
 		}
 	}
+}
+
+// A typeInfo is what Validate reads of a declared type.
+type typeInfo struct {
+	base, charset string
+	kind          kind
+	ok            bool
+}
+
+// recentTypes remembers the last declared type parsed in each of a few
+// slots: a server declares few types, and every read of a resource checks
+// one of them again. A slot holds one type, so memory stays bounded
+// whatever types are declared.
+var recentTypes [16]atomic.Pointer[typeEntry]
+
+type typeEntry struct {
+	declared string
+	info     typeInfo
+}
+
+// parsedType returns what parseType and kindOf give for t, from
+// recentTypes when t is there.
+func parsedType(t string) typeInfo {
+	slot := &recentTypes[0]
+	if t != "" {
+		slot = &recentTypes[(len(t)+int(t[len(t)/2])+int(t[len(t)-1]))&(len(recentTypes)-1)]
+	}
+	if e := slot.Load(); e != nil && e.declared == t {
+		return e.info
+	}
+	var info typeInfo
+	info.base, info.charset, info.ok = parseType(t)
+	if info.ok {
+		info.kind = kindOf(info.base)
+	}
+	slot.Store(&typeEntry{declared: t, info: info})
+	return info
 }

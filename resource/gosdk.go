@@ -130,6 +130,13 @@ func mount(s *mcp.Server, r *Registry) {
 // to say "the resource list changed" (behaviour 3).
 func announce(s *mcp.Server, read mcp.ResourceHandler) { s.AddResource(marker, read) }
 
+// A markerRead is a resources/read request readdressed to the marker,
+// with its params, in one allocation.
+type markerRead struct {
+	req    mcp.ReadResourceRequest
+	params mcp.ReadResourceParams
+}
+
 // readViaMarker is the marker's read function: it reads the request the
 // middleware set aside (behaviour 2).
 func (r *Registry) readViaMarker(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -155,10 +162,10 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// the marker, so go-sdk finishes the result as for any resource
 			// it holds. The marker's read function reads the original.
 			ctx = context.WithValue(ctx, readKey{}, q)
-			viaMarker, params := *q, *q.Params
-			params.URI = marker.URI
-			viaMarker.Params = &params
-			return next(ctx, method, &viaMarker)
+			via := &markerRead{req: *q, params: *q.Params}
+			via.params.URI = marker.URI
+			via.req.Params = &via.params
+			return next(ctx, method, &via.req)
 		case *mcp.SubscriptionsListenRequest:
 			// Pass the listen on, for Subscribe to find its token.
 			ctx = context.WithValue(ctx, listenKey{}, q)

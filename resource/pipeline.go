@@ -124,6 +124,18 @@ func (r *Registry) resolve(u string) (target, error) {
 	return target{tmpl: e, vars: vars}, nil
 }
 
+// resolveChecked is checkURI then resolve, but a URI that names a static
+// resource exactly is resolved without the check: Add checked it.
+func (r *Registry) resolveChecked(u string) (target, error) {
+	if e, ok := r.static.Get(u); ok {
+		return target{static: e}, nil
+	}
+	if err := r.checkURI(u); err != nil {
+		return target{}, err
+	}
+	return r.resolve(u)
+}
+
 // safePaths reports whether every value vars holds passes
 // uritemplate.CheckPath.
 func safePaths(vars Vars) bool {

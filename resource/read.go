@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/mcpres/mcpres/internal/uri"
@@ -50,10 +51,7 @@ func (r *Registry) read(c *call, req *mcp.ReadResourceRequest) (*mcp.ReadResourc
 	if err := r.spend(c, r.reads); err != nil {
 		return nil, err
 	}
-	if err := r.checkURI(c.target); err != nil {
-		return nil, err
-	}
-	t, err := r.resolve(c.target)
+	t, err := r.resolveChecked(c.target)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +92,6 @@ func (r *Registry) finishRead(c *call, res *mcp.ReadResourceResult, t target) (*
 		return nil, err
 	}
 	out := *res
-	out.Contents = make([]*mcp.ResourceContents, len(res.Contents))
 	declared := t.mimeType()
 	for i, content := range res.Contents {
 		if content == nil {
@@ -105,11 +102,18 @@ func (r *Registry) finishRead(c *call, res *mcp.ReadResourceResult, t target) (*
 				return nil, err
 			}
 		}
-		content = fillContent(content, c.target, declared)
-		if err := r.checkContent(c, content); err != nil {
+		filled := fillContent(content, c.target, declared)
+		if err := r.checkContent(c, filled); err != nil {
 			return nil, err
 		}
-		out.Contents[i] = content
+		if filled != content {
+			// Copy the slice before the first change: the read
+			// function's own is left alone.
+			if &out.Contents[0] == &res.Contents[0] {
+				out.Contents = slices.Clone(res.Contents)
+			}
+			out.Contents[i] = filled
+		}
 	}
 	if out.TTLMs == 0 && out.CacheScope == "" {
 		cache := r.opts.Cache
