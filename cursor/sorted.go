@@ -81,16 +81,16 @@ func (s *Sorted[T]) Set(key string, v T) bool {
 	c.keys = slices.Insert(c.keys, i, key)
 	c.vals = slices.Insert(c.vals, i, v)
 	if len(c.keys) > chunkSize {
+		// Both halves get arrays of their own size: c's grown array
+		// would keep up to twice the room it needs, for good (a
+		// collection filled in key order splits its last chunk again
+		// and again, and the room left behind was most of its memory).
 		half := len(c.keys) / 2
 		next := &chunk[T]{
 			keys: slices.Clone(c.keys[half:]),
 			vals: slices.Clone(c.vals[half:]),
 		}
-		// Zero the moved half in c's array, which c keeps: it would
-		// hold on to values deleted from next.
-		clear(c.keys[half:])
-		clear(c.vals[half:])
-		c.keys, c.vals = c.keys[:half], c.vals[:half]
+		c.keys, c.vals = slices.Clone(c.keys[:half]), slices.Clone(c.vals[:half])
 		s.chunks = slices.Insert(s.chunks, ci+1, next)
 	}
 	return !existed

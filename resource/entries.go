@@ -18,11 +18,16 @@ type entrySettings struct {
 	maxRead int64  // 0: Options.MaxReadBytes
 }
 
+// A staticEntry is a static resource: the registry's copy of it, held in
+// the entry itself (one allocation), and its read function.
 type staticEntry struct {
-	res  *mcp.Resource
-	read ReadFunc
-	entrySettings
+	res      mcp.Resource
+	read     ReadFunc
+	settings *entrySettings // nil: every default
 }
+
+// noSettings are the settings of an entry added without options.
+var noSettings entrySettings
 
 type templateEntry struct {
 	tmpl     *mcp.ResourceTemplate
@@ -159,11 +164,14 @@ func (r *Registry) Add(res *mcp.Resource, read ReadFunc, opts ...ResourceOption)
 	if r.closed.Load() {
 		return fmt.Errorf("resource: Add %q: %w", res.URI, ErrClosed)
 	}
-	copied := *res
-	if copied.MIMEType == "" {
-		copied.MIMEType = mimetype.ByExtension(copied.URI)
+	e := &staticEntry{res: *res, read: read}
+	if e.res.MIMEType == "" {
+		e.res.MIMEType = mimetype.ByExtension(e.res.URI)
 	}
-	e := &staticEntry{res: &copied, read: read, entrySettings: cfg.entrySettings}
+	if cfg.entrySettings != noSettings {
+		settings := cfg.entrySettings
+		e.settings = &settings
+	}
 
 	r.static.Set(res.URI, e)
 	r.notify.changed()

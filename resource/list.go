@@ -26,7 +26,7 @@ func (x index[E, T]) List(ctx context.Context, after string, limit int) ([]curso
 	return out, nil
 }
 
-func (e *staticEntry) describe() *mcp.Resource           { return e.res }
+func (e *staticEntry) describe() *mcp.Resource           { return &e.res }
 func (e *templateEntry) describe() *mcp.ResourceTemplate { return e.tmpl }
 
 // ListResources answers resources/list: the static resources in URI

@@ -94,7 +94,10 @@ func (t target) mimeType() string {
 // settings are what the options t was added with set.
 func (t target) settings() *entrySettings {
 	if t.static != nil {
-		return &t.static.entrySettings
+		if t.static.settings == nil {
+			return &noSettings
+		}
+		return t.static.settings
 	}
 	return &t.tmpl.entrySettings
 }
