@@ -3,7 +3,6 @@ package resource
 import (
 	"context"
 	"encoding/json"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,8 +36,9 @@ import (
 //  6. resourceUpdated: Server.ResourceUpdated notifies exactly the sessions
 //     whose subscription ServerOptions.SubscribeHandler accepted, in both
 //     protocol eras, and forgets a session's subscriptions when it ends.
-//  7. sessionEnd: ServerSession.Wait returns when the session ends; go-sdk
-//     has no other signal of it (no callback, no context).
+//  7. sessionEnd: ServerSession.Wait returns when the session ends, and
+//     Server.Sessions lists a session from before its first request until
+//     it ends; go-sdk has no other signal of it (no callback, no context).
 //  8. notFoundError: mcp.ResourceNotFoundError is a *jsonrpc.Error whose
 //     data is {"uri": …}, with code -32602 (or -32002 under
 //     MCPGODEBUG=customresnotfounderrcode=1): a read function written for
@@ -261,48 +261,4 @@ func isSDKNotFound(err *jsonrpc.Error) bool {
 		return json.Unmarshal(err.Data, &data) == nil && data.URI != nil
 	}
 	return false
-}
-
-// sessionWatch drops the subscriptions of sessions that end (behaviour 7).
-type sessionWatch struct {
-	mu       sync.Mutex
-	watching map[*mcp.ServerSession]bool
-	closed   bool
-}
-
-// forgetOnEnd calls drop with s when s ends. One goroutine waits per
-// session that subscribed, and ends with the session.
-func (w *sessionWatch) forgetOnEnd(s *mcp.ServerSession, drop func(*mcp.ServerSession)) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed || w.watching[s] {
-		return
-	}
-	if w.watching == nil {
-		w.watching = make(map[*mcp.ServerSession]bool)
-	}
-	w.watching[s] = true
-	go func() {
-		s.Wait()
-		w.mu.Lock()
-		watched := w.watching[s]
-		delete(w.watching, s)
-		w.mu.Unlock()
-		if watched {
-			drop(s) // with no lock held: it may call OnUnwatch
-		}
-	}()
-}
-
-// forgetAll calls drop with every session watched, and watches no more:
-// the goroutines still waiting end with their sessions, doing nothing.
-func (w *sessionWatch) forgetAll(drop func(*mcp.ServerSession)) {
-	w.mu.Lock()
-	w.closed = true
-	watched := w.watching
-	w.watching = nil
-	w.mu.Unlock()
-	for s := range watched {
-		drop(s)
-	}
 }

@@ -184,8 +184,9 @@ func TestSDKInitializeResult(t *testing.T) {
 }
 
 // 6 and 7: ResourceUpdated notifies exactly the sessions whose
-// subscription was accepted, in both eras; ServerSession.Wait returns when
-// the session ends.
+// subscription was accepted, in both eras; Server.Sessions lists a session
+// once connected and ServerSession.Wait returns when it ends, when it is
+// listed no more.
 func TestSDKResourceUpdatedAndSessionEnd(t *testing.T) {
 	t.Parallel()
 	for _, version := range eras {
@@ -234,6 +235,7 @@ func TestSDKResourceUpdatedAndSessionEnd(t *testing.T) {
 	require.NoError(t, err)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(t.Context(), ct, nil)
 	require.NoError(t, err)
+	require.True(t, slices.Contains(slices.Collect(s.Sessions()), ss), changed(7, "sessionEnd")+": a connected session is not listed")
 	ended := make(chan struct{})
 	go func() { ss.Wait(); close(ended) }()
 	require.NoError(t, cs.Close())

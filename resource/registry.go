@@ -152,6 +152,7 @@ func NewRegistry(opts *Options) (*Registry, error) {
 	r.reads = newLimiter(o.RateLimits.Read)
 	r.subscribes = newLimiter(o.RateLimits.Subscribe)
 	r.notify.delay = o.ListChangedDelay
+	r.sessions.servers = r.notify.mounted
 	r.router.MaxURILength = o.MaxURILength
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if err := r.listen(); err != nil {
