@@ -20,10 +20,12 @@ type SubscriptionOptions struct {
 	// subscribe.DefaultMaxPerSession (1,000); subscribe.NoLimit sets no
 	// cap; negative is refused.
 	MaxPerSession int
-	// Window is how long changes are gathered before notifications go out:
-	// any number of Changed calls for one URI within it yield one
-	// notifications/resources/updated per subscriber. Zero means
-	// subscribe.DefaultWindow (100 ms); negative is refused.
+	// Window is the shortest time between two rounds of notifications
+	// (see subscribe.Options.Window): a change after a quiet spell is
+	// notified at once, and any number of Changed calls for one URI within
+	// the window that follows yield one more
+	// notifications/resources/updated per subscriber when it ends. Zero
+	// means subscribe.DefaultWindow (100 ms); negative is refused.
 	Window time.Duration
 	// OnWatch is called when a URI gains its first subscriber, and
 	// OnUnwatch when it loses its last, so that the data source watches
@@ -215,9 +217,10 @@ func (g *grants) drop(s *mcp.ServerSession) {
 }
 
 // Changed reports that the resource at uri changed. It returns at once:
-// subscribers get notifications/resources/updated after
-// SubscriptionOptions.Window, once however many times Changed is called
-// for uri meanwhile, and only sessions subscribed to uri are notified.
+// subscribers get notifications/resources/updated right away after a
+// quiet spell, and otherwise when the current SubscriptionOptions.Window
+// ends, once however many times Changed is called for uri meanwhile; only
+// sessions subscribed to uri are notified.
 // With SubscriptionOptions.Bus, the change is also published to the other
 // replicas, which notify their own subscribers the same way.
 //

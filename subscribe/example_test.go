@@ -9,8 +9,9 @@ import (
 )
 
 // A Manager with sessions named by strings: the data source watches a file
-// only while someone is subscribed to it, and a burst of changes yields
-// one delivery.
+// only while someone is subscribed to it; a change after a quiet spell is
+// delivered at once, and the burst that follows it, once, when the window
+// ends.
 func ExampleManager() {
 	delivered := make(chan struct{})
 	m, err := subscribe.New[string](&subscribe.Options{
@@ -30,7 +31,9 @@ func ExampleManager() {
 	_ = m.Subscribe("alice", "file:///notes.txt")
 	_ = m.Subscribe("bob", "file:///notes.txt") // already watched: no hook
 
-	for range 3 { // a burst: one delivery
+	m.Changed("file:///notes.txt") // delivered at once
+	<-delivered
+	for range 3 { // within the window: one delivery when it ends
 		m.Changed("file:///notes.txt")
 	}
 	m.Changed("file:///other.txt") // no one watches it: no delivery
@@ -46,6 +49,7 @@ func ExampleManager() {
 
 	// Output:
 	// start watching file:///notes.txt
+	// notify subscribers of file:///notes.txt
 	// notify subscribers of file:///notes.txt
 	// 2 subscriptions, 2 sessions, 1 URI
 	// stop watching file:///notes.txt

@@ -4,9 +4,10 @@
 // A Manager records subscriptions per session, enforces a per-session
 // limit, forgets a session entirely when it ends, tells the data source
 // when a URI gains its first watcher and loses its last (so it watches only
-// what someone watches), and coalesces changes: Changed returns at once,
-// and every URI changed within a window is delivered once, and only if
-// someone watches it.
+// what someone watches), and coalesces changes: Changed returns at once;
+// the first change after a quiet spell is delivered at once, and every URI
+// changed in the window that follows is delivered once when it ends, and
+// only if someone watches it.
 //
 // New checks its Options and refuses values it would have to guess at;
 // zero always means the documented default. Close ends a Manager's life:
@@ -63,16 +64,21 @@ type Options struct {
 	// MaxPerSession caps the URIs one session may watch. Zero means
 	// DefaultMaxPerSession; NoLimit sets no cap. Negative is an error.
 	MaxPerSession int
-	// Window is how long changes are gathered before delivery: it opens
-	// at the first change to a watched URI and, when it ends, every
-	// watched URI changed within it is delivered once, however many times
-	// it changed. Zero means DefaultWindow. Negative is an error.
+	// Window is the shortest time between two deliveries of changes. A
+	// change to a watched URI after a quiet spell is delivered at once,
+	// and opens a window; when the window ends, every watched URI changed
+	// within it is delivered once, however many times it changed, and the
+	// next window opens. A window in which nothing changed ends the
+	// spell: the next change is again delivered at once. So a lone change
+	// waits for nothing, and a burst costs each URI at most one delivery
+	// at its start and one a window. Zero means DefaultWindow. Negative
+	// is an error.
 	Window time.Duration
-	// Deliver is called with each watched URI that changed, once per
-	// window, in URI order, from a goroutine of the Manager's own (never
-	// from Changed), one call at a time. It may block: changes arriving
-	// meanwhile open the next window, and if that ends before Deliver
-	// returns, they are delivered as soon as it does. It may call the
+	// Deliver is called with each watched URI that changed, at most once
+	// per delivery (see Window), in URI order, from a goroutine of the
+	// Manager's own (never from Changed), one call at a time. It may
+	// block: changes arriving meanwhile are gathered, and delivered as
+	// soon as it returns if their window has ended by then. It may call the
 	// Manager, except Close (which would wait for it). A URI no longer watched when its window
 	// ends is not delivered. Nil means changes are not delivered (nor
 	// gathered).
@@ -101,18 +107,19 @@ type Manager[S comparable] struct {
 	byURI     map[string]set[S]
 	bySession map[S]set[string]
 	count     int                 // subscriptions
-	pending   map[string]struct{} // URIs changed in the current window
-	timer     *time.Timer         // the current window's, until it ends
-	due       bool                // a window ended during a delivery: deliver again after it
-	busy      bool                // a goroutine is delivering (see windowEnd)
+	pending   map[string]struct{} // URIs changed and not yet delivered
+	timer     *time.Timer         // the current window's, until it ends; nil in a quiet spell
+	due       bool                // pending became due during a delivery: deliver again after it
+	busy      bool                // a goroutine is delivering (see flush)
 	closed    atomic.Bool         // set under mu; read without it between Deliver calls
 
 	hooks        []hookCall // OnWatch and OnUnwatch calls to make, in order
 	hooksRunning bool       // a goroutine is making them
 
 	// goroutines counts the windows' timer functions that are pending or
-	// running, the only goroutines the Manager starts: Close waits for
-	// them. Each is added under mu before closed is set.
+	// running and the deliveries at the start of a spell, the only
+	// goroutines the Manager starts: Close waits for them. Each is added
+	// under mu before closed is set.
 	goroutines sync.WaitGroup
 }
 
@@ -282,8 +289,9 @@ func (m *Manager[S]) unlockAndCallHooks() {
 
 // Changed reports that the resource at uri changed, and whether anyone
 // watches it. It returns at once: if someone watches uri, it is delivered
-// when the window ends, together with every other change to it until
-// then. It does nothing for a URI no one watches (an empty one included),
+// at once if nothing changed in the window before, and otherwise when the
+// window ends, together with every other change to it until then (see
+// Options.Window). It does nothing for a URI no one watches (an empty one included),
 // without Options.Deliver, or once the Manager is closed.
 func (m *Manager[S]) Changed(uri string) (watched bool) {
 	if m.opts.Deliver == nil {
@@ -323,30 +331,48 @@ func (m *Manager[S]) ChangedPrefix(prefix string) {
 	m.ChangedWhere(func(uri string) bool { return strings.HasPrefix(uri, prefix) })
 }
 
-// queue adds uri to the pending deliveries and opens a window if none is
-// open. m.mu must be held.
+// queue adds uri to the pending deliveries. In a quiet spell it delivers
+// them at once, from a goroutine of its own, and opens a window. m.mu must
+// be held.
 func (m *Manager[S]) queue(uri string) {
 	if m.closed.Load() || m.opts.Deliver == nil {
 		return
 	}
 	m.pending[uri] = struct{}{}
-	if m.timer == nil && !m.due {
-		m.goroutines.Add(1)
+	if m.timer == nil {
+		m.goroutines.Add(2)
 		m.timer = time.AfterFunc(m.opts.Window, m.windowEnd)
+		go m.flush()
 	}
 }
 
-// windowEnd runs on a goroutine of its own when a window ends. If a
-// delivery is under way it leaves the window's URIs to it (the delivering
-// goroutine goes on with them when it is done); otherwise it delivers
-// them itself, and then any whose window ended meanwhile. No goroutine
-// waits on a lock for long: the Manager stays responsive (and testable
-// with testing/synctest, where a goroutine blocked on a mutex would stall
-// the fake clock).
+// windowEnd runs on a goroutine of its own when a window ends. If
+// anything changed within the window it opens the next and delivers the
+// changes; otherwise the quiet spell begins, and the next change is
+// delivered at once (see queue).
 func (m *Manager[S]) windowEnd() {
-	defer m.goroutines.Done()
 	m.mu.Lock()
 	m.timer = nil
+	if len(m.pending) == 0 || m.closed.Load() {
+		m.mu.Unlock()
+		m.goroutines.Done()
+		return
+	}
+	m.goroutines.Add(1)
+	m.timer = time.AfterFunc(m.opts.Window, m.windowEnd)
+	m.mu.Unlock()
+	m.flush()
+}
+
+// flush delivers the pending changes, and then any that became due
+// meanwhile. If a delivery is under way it leaves them to it (the
+// delivering goroutine goes on with them when it is done). No goroutine
+// waits on a lock for long: the Manager stays responsive (and testable
+// with testing/synctest, where a goroutine blocked on a mutex would stall
+// the fake clock). It is one of the Manager's goroutines, and ends it.
+func (m *Manager[S]) flush() {
+	defer m.goroutines.Done()
+	m.mu.Lock()
 	if m.busy {
 		m.due = true
 		m.mu.Unlock()
