@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -42,16 +41,23 @@ type fileServer struct {
 	dir     string             // the root's absolute path, for fsnotify
 	maxSize int64              // the largest file (or directory listing) read, in bytes
 	deny    []string           // path.Match patterns of what is not served
+	denied  []denyPattern      // the same, for allowedChild
+	cache   *indexCache        // the directory indexes of resources/list (see index.go)
 	reg     *resource.Registry // set by register: builds the URIs listed
 }
 
 // newFileServer opens dir for serving. deny holds path.Match patterns,
-// checked here.
-func newFileServer(dir string, maxSize int64, deny []string) (*fileServer, error) {
-	for _, p := range deny {
+// checked here: a malformed one is an error. listCache bounds, in bytes,
+// the directory indexes kept for resources/list (see indexCache); zero
+// or less keeps none, and each page then scans the directories on its
+// way.
+func newFileServer(dir string, maxSize, listCache int64, deny []string) (*fileServer, error) {
+	denied := make([]denyPattern, len(deny))
+	for i, p := range deny {
 		if _, err := path.Match(p, ""); err != nil {
 			return nil, fmt.Errorf("deny pattern %q: %w", p, err)
 		}
+		denied[i] = compileDeny(p)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -61,7 +67,7 @@ func newFileServer(dir string, maxSize int64, deny []string) (*fileServer, error
 	if err != nil {
 		return nil, err
 	}
-	return &fileServer{root: root, dir: abs, maxSize: maxSize, deny: deny}, nil
+	return &fileServer{root: root, dir: abs, maxSize: maxSize, deny: deny, denied: denied, cache: newIndexCache(listCache)}, nil
 }
 
 func (s *fileServer) Close() error { return s.root.Close() }
@@ -231,6 +237,70 @@ func (s *fileServer) allowed(rel string) bool {
 	return true
 }
 
+// allowedChild reports whether the entry name of the directory dir ("" for
+// the root) may be served: allowed(joinRel(dir, name)) for a dir that
+// allowed accepts, which it does not check again, and false for a name
+// holding a '/'. It checks name as allowed checks a segment, and the
+// whole path only against the deny patterns that can match a '/' (none of
+// the defaults can), so that a directory of a million entries is filtered
+// without building a million paths.
+func (s *fileServer) allowedChild(dir, name string) bool {
+	if name == "" || name[0] == '.' || !utf8.ValidString(name) || strings.ContainsAny(name, "\\\x00/") {
+		return false
+	}
+	full := ""
+	for _, p := range s.denied {
+		if p.matchName(name) {
+			return false
+		}
+		if dir != "" && p.pathy {
+			if full == "" {
+				full = dir + "/" + name
+			}
+			if m, _ := path.Match(p.pattern, full); m {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// A denyPattern is a -deny pattern, with what matching it against a name
+// quickly takes.
+type denyPattern struct {
+	pattern string
+	literal bool   // it holds no special character: it matches itself alone
+	suffix  string // it is "*" and a literal: it matches the names ending in it
+	pathy   bool   // it can match a '/': it holds one, or a character class ("[^x]")
+}
+
+// compileDeny returns the denyPattern of p, a well-formed path.Match
+// pattern.
+func compileDeny(p string) denyPattern {
+	const special = "*?[\\"
+	d := denyPattern{pattern: p, pathy: strings.ContainsAny(p, "/[")}
+	switch {
+	case !strings.ContainsAny(p, special):
+		d.literal = true
+	case len(p) > 1 && p[0] == '*' && !strings.ContainsAny(p[1:], special):
+		d.suffix = p[1:]
+	}
+	return d
+}
+
+// matchName reports whether p matches name, a path segment (holding no
+// '/'), as path.Match does.
+func (p denyPattern) matchName(name string) bool {
+	switch {
+	case p.literal:
+		return name == p.pattern
+	case p.suffix != "":
+		return strings.HasSuffix(name, p.suffix) // '*' matches any run of characters but '/'
+	}
+	m, _ := path.Match(p.pattern, name)
+	return m
+}
+
 // osName turns a slash-separated relative path into a name for s.root.
 func osName(rel string) string {
 	if rel == "" {
@@ -344,26 +414,49 @@ func fileContent(rel string, data []byte) *mcp.ResourceContents {
 
 // readDir returns the listing of the directory rel: one visible entry per
 // line, in the order of resources/list, a subdirectory's name followed by
-// '/'.
+// '/'. A listing larger than s.maxSize is refused (tooLarge), without
+// reading more of the directory than that takes.
 func (s *fileServer) readDir(rel string) (*mcp.ResourceContents, error) {
-	if _, err := s.statDir(rel); err != nil {
+	now := time.Now()
+	d, fi, done, err := s.openDir(rel)
+	if err != nil {
 		return nil, notFound(err) // a file, or a symbolic link (never listed as a directory)
 	}
-	entries, err := s.entries(rel)
+	defer done()
+	idx, err := s.index(d, rel, fi, now)
+	if err == nil && idx == nil {
+		// Not indexed: index it for this read alone, within what the index
+		// of a listing of s.maxSize bytes takes at most (names of one byte,
+		// and a newline each): about 7 times s.maxSize.
+		limit, granted := indexSize(int(s.maxSize), int(s.maxSize/2)), int64(0)
+		idx, err = s.buildIndex(d, rel, func(n int64) error {
+			if granted += n; granted > limit {
+				return errTooLarge
+			}
+			return nil
+		})
+	}
+	if errors.Is(err, errTooLarge) {
+		return nil, s.listingTooLarge()
+	}
 	if err != nil {
 		return nil, notFound(err)
 	}
 	var b strings.Builder
-	for _, e := range entries {
-		if e.link {
+	for i := range idx.len() {
+		e := idx.at(i)
+		if e.kind == kindLink {
 			if _, err := s.statFile(joinRel(rel, e.name)); err != nil {
 				continue // as in resources/list
 			}
 		}
-		b.WriteString(e.key)
+		b.WriteString(e.name)
+		if e.kind == kindDir {
+			b.WriteByte('/')
+		}
 		b.WriteByte('\n')
 		if int64(b.Len()) > s.maxSize {
-			return nil, s.tooLarge("directory listing", int64(b.Len()))
+			return nil, s.listingTooLarge()
 		}
 	}
 	c := &mcp.ResourceContents{MIMEType: "text/plain", Text: b.String()}
@@ -373,65 +466,70 @@ func (s *fileServer) readDir(rel string) (*mcp.ResourceContents, error) {
 	return c, nil
 }
 
-// An entry is one visible entry of a directory.
-type entry struct {
-	name string
-	// key orders a directory's entries: the name, followed by '/' for a
-	// directory. Ordered by key, a depth-first walk visits paths in
-	// bytewise order: "a-b" < "a/" < "a/x" < "a0".
-	key  string
-	dir  bool // a directory, not a symbolic link to one
-	link bool // a symbolic link
+// listingTooLarge is the error of a directory listing over the size cap.
+func (s *fileServer) listingTooLarge() error {
+	return &jsonrpc.Error{
+		Code:    jsonrpc.CodeInternalError,
+		Message: fmt.Sprintf("directory listing is over the %d-byte cap (-max-size)", s.maxSize),
+	}
 }
 
-// entries returns the visible entries of the directory rel, sorted by key:
-// its regular files, directories and symbolic links that allowed accepts.
-func (s *fileServer) entries(rel string) ([]entry, error) {
-	f, err := s.root.Open(osName(rel))
+// openDir opens the directory rel ("" for the root), which must be a
+// directory and not a symbolic link to one, and returns it, its FileInfo,
+// taken from the open directory, and a function that closes it. It fails
+// for anything else, and for a directory replaced while it was opened.
+func (s *fileServer) openDir(rel string) (d *os.Root, fi fs.FileInfo, done func(), err error) {
+	if rel == "" {
+		fi, err := s.root.Stat(".")
+		return s.root, fi, func() {}, err
+	}
+	lfi, err := s.statDir(rel)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	des, err := f.ReadDir(-1)
-	f.Close()
+	d, err = s.root.OpenRoot(osName(rel))
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	out := make([]entry, 0, len(des))
-	for _, de := range des {
-		name := de.Name()
-		if !s.allowed(joinRel(rel, name)) {
-			continue
-		}
-		e := entry{name: name, key: name}
-		switch t := de.Type(); {
-		case t.IsDir():
-			e.dir, e.key = true, name+"/"
-		case t&fs.ModeSymlink != 0:
-			e.link = true
-		case !t.IsRegular():
-			continue // devices, FIFOs, sockets
-		}
-		out = append(out, e)
+	if fi, err = d.Stat("."); err == nil && !os.SameFile(lfi, fi) {
+		err = errors.New("directory replaced while opened")
 	}
-	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.key, b.key) })
-	return out, nil
+	if err != nil {
+		d.Close()
+		return nil, nil, nil, err
+	}
+	return d, fi, func() { d.Close() }, nil
 }
 
 // list is the resource.ListFunc of the template: every regular file under
 // the root and every directory but the root itself, keyed by relative path
-// (a directory's with a trailing '/'), in bytewise key order.
+// (a directory's with a trailing '/'), in bytewise key order. It returns
+// at most limit items, fewer only at the end of the tree, and the error
+// of reading the root or of ctx.
 //
-// It walks depth first, reading one directory at a time and keeping the
-// listing of each directory on the path it is in, and no more: it skips
-// every subtree that ends before after without reading it, and stops at
-// limit items. So a page costs the directories on the way to after and
-// those the page covers, however large the tree.
+// It walks depth first from after, holding open each directory on its
+// way, which it reads through the directory's index (see index.go): a
+// page costs a stat and a binary search for each directory from the root
+// to after, then the entries the page lists, whatever the size of the
+// directories. It skips every subtree that ends before after without
+// reading it, and stops at limit items.
+//
+// A page lists each entry that exists while the page is made; and since
+// each page starts after the key of the last resource of the one before,
+// a walk lists a file that exists from the first page to the last exactly
+// once, in order, whatever is created, removed or renamed around it
+// meanwhile.
 //
 // Symbolic links to regular files inside the root are listed as files;
 // other links (to directories, or leading out of the root) are not.
 func (s *fileServer) list(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
-	w := &walker{s: s, ctx: ctx, after: after, limit: limit}
-	if err := w.walk(""); err != nil && !errors.Is(err, errPageFull) {
+	w := &walker{s: s, ctx: ctx, now: time.Now(), after: after, limit: limit,
+		items: make([]cursor.Item[*mcp.Resource], 0, min(limit, maxPrealloc))}
+	fi, err := s.root.Stat(".")
+	if err != nil {
+		return nil, err
+	}
+	if err := w.walk(s.root, "", fi); err != nil && !errors.Is(err, errPageFull) {
 		return nil, err
 	}
 	return w.items, nil
@@ -439,132 +537,160 @@ func (s *fileServer) list(ctx context.Context, after string, limit int) ([]curso
 
 var errPageFull = errors.New("page full")
 
+// maxPrealloc bounds the items list allocates room for at once: the
+// registry may ask for many more than a page holds.
+const maxPrealloc = 1024
+
+// A walker makes one page of list.
 type walker struct {
 	s     *fileServer
 	ctx   context.Context
+	now   time.Time // before every directory was looked at, for dirVersion.settled
 	after string
 	limit int
 	items []cursor.Item[*mcp.Resource]
+	// pending are the page's next items, in order: directories, made, and
+	// files, still to describe (see flush).
+	pending []pendingItem
 }
 
-// walk lists the directory prefix ("" for the root, else a path ending in
-// '/') and what lies under it, from after on.
-func (w *walker) walk(prefix string) error {
+// walk lists what lies in the directory d, whose path is prefix ("" for
+// the root, else a path ending in '/') and whose FileInfo, taken from d,
+// is fi, from w.after on. It returns errPageFull once the page is full,
+// the error of ctx, and the error of reading the root; a subdirectory
+// that cannot be read (removed since its parent was) is skipped. Every
+// item it leaves is added to the page, or pending in a directory that is
+// still open: it flushes before it returns.
+func (w *walker) walk(d *os.Root, prefix string, fi fs.FileInfo) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
 	rel := strings.TrimSuffix(prefix, "/")
-	entries, err := w.s.entries(rel)
-	if err != nil {
-		if prefix == "" {
+	rest := "" // after, within d
+	if strings.HasPrefix(w.after, prefix) {
+		rest = w.after[len(prefix):]
+	}
+	// The page before ended in, or at, the subdirectory that holds after:
+	// its walk was not done.
+	if i := strings.IndexByte(rest, '/'); i >= 0 && w.s.allowedChild(rel, rest[:i]) {
+		if err := w.walkDir(d, prefix, rest[:i], false); err != nil {
 			return err
 		}
-		return nil // removed or unreadable since its parent was read
 	}
-	// Skip to the first entry after after. The entry just before it may
-	// be a directory holding after: it was listed, its walk was not done.
-	i, _ := slices.BinarySearchFunc(entries, w.after, func(e entry, after string) int {
-		if prefix+e.key <= after {
-			return -1
+	c, err := w.s.openCursor(d, rel, fi, w.now, rest, false, w.limit-len(w.items)-len(w.pending))
+	for err == nil {
+		var e entry
+		var ok bool
+		if e, ok, err = c.next(); !ok || err != nil {
+			break
 		}
-		return 1
-	})
-	if i > 0 {
-		if e := entries[i-1]; e.dir && strings.HasPrefix(w.after, prefix+e.key) {
-			if err := w.walk(prefix + e.key); err != nil {
-				return err
-			}
+		switch e.kind {
+		case kindDir:
+			err = w.walkDir(d, prefix, e.name, true)
+		default:
+			idx, pos := c.position()
+			err = w.queueFile(d, prefix+e.name, e.name, e.kind == kindLink, idx, pos)
 		}
-	}
-	for _, e := range entries[i:] {
-		child := prefix + e.name
-		uri, err := w.s.uri(child, e.dir)
 		if err != nil {
-			continue // a URI the registry would not read (too long, say); and all under it
-		}
-		if e.dir {
-			if err := w.emitDir(child, uri); err != nil {
-				return err
-			}
-			if err := w.walk(child + "/"); err != nil {
-				return err
-			}
-		} else if err := w.emitFile(child, uri); err != nil {
 			return err
 		}
+	}
+	if err != nil && prefix == "" {
+		return err
+	}
+	// A subdirectory removed or unreadable since its parent was read is
+	// skipped.
+	return w.flush()
+}
+
+// walkDir lists the subdirectory name of d, whose path is prefix+name,
+// and what lies under it, itself too if emit is set. Anything but a
+// directory by that name (a file, a link to a directory, nothing) is
+// skipped, and so is the subtree of a directory whose URI the registry
+// would not read (too long, say). It returns what walk does.
+func (w *walker) walkDir(d *os.Root, prefix, name string, emit bool) error {
+	rel := prefix + name
+	fi, err := d.Lstat(name)
+	if err != nil || !fi.IsDir() {
+		return nil // gone since its parent was read, or replaced
+	}
+	if emit {
+		uri, err := w.s.uri(rel, true)
+		if err != nil {
+			return nil
+		}
+		if err := w.queue(pendingItem{key: rel + "/", res: &mcp.Resource{
+			URI:         uri,
+			Name:        rel + "/",
+			Title:       name,
+			MIMEType:    mimetype.Directory,
+			Annotations: lastModified(fi.ModTime()),
+		}}); err != nil {
+			return err
+		}
+	}
+	sub, err := d.OpenRoot(name)
+	if err != nil {
+		return nil
+	}
+	defer sub.Close()
+	if sfi, err := sub.Stat("."); err == nil && os.SameFile(fi, sfi) { // not replaced (by a link, say) meanwhile
+		return w.walk(sub, rel+"/", sfi)
 	}
 	return nil
 }
 
-func (w *walker) add(key string, r *mcp.Resource) error {
-	w.items = append(w.items, cursor.Item[*mcp.Resource]{Key: key, Value: r})
+// queueFile queues the file name of the directory d, whose path is rel,
+// to be described (see flush); link says it is a symbolic link, listed as
+// the regular file it leads to within the root, if it does. idx and pos
+// are the directory's index and the file's position in it, if it has one.
+func (w *walker) queueFile(d *os.Root, rel, name string, link bool, idx *dirIndex, pos int) error {
+	return w.queue(pendingItem{key: rel, file: true, d: d, name: name, link: link, idx: idx, pos: pos})
+}
+
+// queue adds it to the pending items, and flushes them once they would
+// fill the page.
+func (w *walker) queue(it pendingItem) error {
+	w.pending = append(w.pending, it)
+	if len(w.items)+len(w.pending) < w.limit {
+		return nil
+	}
+	return w.flush()
+}
+
+// flush describes the pending files, several at a time, and adds the
+// pending items to the page in order, but for the files that cannot be
+// described (gone, unreadable, not or no longer regular, or with a URI
+// the registry would not read). It returns errPageFull once the page is
+// full.
+func (w *walker) flush() error {
+	describeAll(w.s, w.now, w.pending)
+	for _, it := range w.pending {
+		if it.res != nil {
+			w.items = append(w.items, cursor.Item[*mcp.Resource]{Key: it.key, Value: it.res})
+		}
+	}
+	clear(w.pending) // drop the directories and resources
+	w.pending = w.pending[:0]
 	if len(w.items) >= w.limit {
 		return errPageFull
 	}
 	return nil
 }
 
-// emitDir lists the directory rel, whose URI is uri.
-func (w *walker) emitDir(rel, uri string) error {
-	fi, err := w.s.statDir(rel)
-	if err != nil {
-		return nil // gone since its parent was read
-	}
-	return w.add(rel+"/", &mcp.Resource{
-		URI:         uri,
-		Name:        rel + "/",
-		Title:       path.Base(rel),
-		MIMEType:    mimetype.Directory,
-		Annotations: lastModified(fi.ModTime()),
-	})
-}
-
-// emitFile lists the file rel, whose URI is uri.
-func (w *walker) emitFile(rel, uri string) error {
-	r, err := w.s.describeFile(rel, uri)
-	if err != nil {
-		return nil // gone, unreadable, or a link to something else than a file
-	}
-	return w.add(rel, r)
-}
-
-// describeFile returns the resource of the regular file rel, at uri: its
-// name, size, modification time and MIME type, detected from its name and
-// first bytes. A symbolic link is described by what it points to inside
-// the root.
-func (s *fileServer) describeFile(rel, uri string) (*mcp.Resource, error) {
-	fi, err := s.statFile(rel)
-	if err != nil {
-		return nil, err
-	}
-	f, err := s.root.Open(osName(rel))
-	if err != nil {
-		return nil, err
-	}
-	var buf [sniffLen]byte
-	n, err := io.ReadFull(f, buf[:])
-	f.Close()
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		return nil, err
-	}
-	mt, _ := mimetype.Detect(path.Base(rel), buf[:n])
-	return &mcp.Resource{
-		URI:         uri,
-		Name:        rel,
-		Title:       path.Base(rel),
-		MIMEType:    mt,
-		Size:        fi.Size(),
-		Annotations: lastModified(fi.ModTime()),
-	}, nil
-}
-
 func lastModified(t time.Time) *mcp.Annotations {
 	return &mcp.Annotations{LastModified: t.UTC().Format(time.RFC3339)}
 }
 
+// maxCompletions is how many values complete proposes at most: one more
+// than the registry sends, so that it can say there are more.
+const maxCompletions = resource.MaxCompletionValues + 1
+
 // complete proposes values of {+path}: the visible entries of the
 // directory partial is in whose names start with what follows its last
-// '/', directories with a trailing '/'.
+// '/', directories with a trailing '/', in key order, at most
+// maxCompletions of them. It proposes nothing for a partial path in no
+// directory served.
 func (s *fileServer) complete(ctx context.Context, partial string, _ map[string]string) ([]string, error) {
 	dir, base := "", partial
 	if i := strings.LastIndexByte(partial, '/'); i >= 0 {
@@ -573,18 +699,21 @@ func (s *fileServer) complete(ctx context.Context, partial string, _ map[string]
 	if !s.servable(dir) {
 		return nil, nil
 	}
-	if _, err := s.statDir(dir); err != nil {
-		return nil, nil
-	}
-	entries, err := s.entries(dir)
+	now := time.Now()
+	d, fi, done, err := s.openDir(dir)
 	if err != nil {
 		return nil, nil
 	}
+	defer done()
+	c, err := s.openCursor(d, dir, fi, now, base, true, maxCompletions)
 	var out []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.name, base) {
-			out = append(out, joinRel(dir, e.key))
+	for err == nil && len(out) < maxCompletions {
+		var e entry
+		var ok bool
+		if e, ok, err = c.next(); !ok || err != nil || !strings.HasPrefix(e.name, base) {
+			break
 		}
+		out = append(out, joinRel(dir, e.key()))
 	}
 	return out, nil
 }

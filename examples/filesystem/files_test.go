@@ -24,10 +24,17 @@ import (
 // of its own (s.reg) whose list pages hold 1,000 resources.
 func newTestServer(t testing.TB, dir string, deny ...string) *fileServer {
 	t.Helper()
+	return newTestServerCache(t, dir, defaultListCache, deny...)
+}
+
+// newTestServerCache is newTestServer with a cache of listCache bytes of
+// directory indexes.
+func newTestServerCache(t testing.TB, dir string, listCache int64, deny ...string) *fileServer {
+	t.Helper()
 	if deny == nil {
 		deny = splitList(defaultDeny)
 	}
-	s, err := newFileServer(dir, 4<<20, deny)
+	s, err := newFileServer(dir, 4<<20, listCache, deny)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	reg, err := resource.NewRegistry(&resource.Options{PageSize: 1000})

@@ -12,9 +12,12 @@
 //     or absolute path is not found before the read function runs) and
 //     every read going through an os.Root, which refuses symbolic links
 //     that lead out of the directory;
-//   - list it with resource.WithInstances: a keyset-paginated walk that
-//     reads one directory at a time, so a page of a tree of 100,000 files
-//     costs a few directory reads, not the tree;
+//   - list it with resource.WithInstances: a keyset-paginated walk through
+//     a sorted index of each directory, read once and kept while the
+//     directory does not change, in a cache of bounded size (-list-cache),
+//     so that a page costs the same in a directory of a thousand files as
+//     in one of a million, and a walk lists every file that stays, once,
+//     whatever changes around it;
 //   - type content with mimetype.Detect, delivering text as text and the
 //     rest as base64 blobs;
 //   - refuse oversized files with a clear error instead of a huge answer;
@@ -73,6 +76,7 @@ type config struct {
 	maxSize     int64
 	deny        []string
 	pageSize    int
+	listCache   int64
 	listChanged bool
 }
 
@@ -81,13 +85,14 @@ type config struct {
 const defaultDeny = ".git,node_modules,*.key,*.pem"
 
 func main() {
-	cfg := config{maxSize: 4 << 20}
+	cfg := config{maxSize: 4 << 20, listCache: defaultListCache}
 	flag.StringVar(&cfg.root, "root", ".", "serve the files under `dir`")
 	flag.StringVar(&cfg.httpAddr, "http", "", "serve streamable HTTP at http://`addr`/mcp (such as 127.0.0.1:8080), to clients of every protocol version, instead of stdio")
 	flag.StringVar(&cfg.cursorKeys, "cursor-keys", "", "read list cursor keys from `file` (one base64 key a line, the first encrypts); default $"+cursor.KeysEnv+", else a random key")
 	flag.Var((*byteSize)(&cfg.maxSize), "max-size", "refuse to read files larger than `size` (bytes, or with a KiB, MiB or GiB suffix)")
 	deny := flag.String("deny", defaultDeny, "do not serve paths matching these comma-separated path.Match `patterns`, matched against each path segment and the path from the root")
 	flag.IntVar(&cfg.pageSize, "page-size", 0, "resources/list page size (0 means 100)")
+	flag.Var((*cacheSize)(&cfg.listCache), "list-cache", "keep sorted directory indexes for resources/list in at most `size` bytes of memory (with a KiB, MiB or GiB suffix; 0: keep none, scan each directory at each page)")
 	flag.BoolVar(&cfg.listChanged, "list-changed", true, "watch every directory to send notifications/resources/list_changed (false: watch only the directories of subscribed resources)")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -129,7 +134,7 @@ func run(cfg config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	files, err := newFileServer(cfg.root, cfg.maxSize, cfg.deny)
+	files, err := newFileServer(cfg.root, cfg.maxSize, cfg.listCache, cfg.deny)
 	if err != nil {
 		return err
 	}
@@ -166,7 +171,7 @@ func run(cfg config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	logger.Info("serving files", "root", files.dir, "max_size", cfg.maxSize, "deny", cfg.deny)
+	logger.Info("serving files", "root", files.dir, "max_size", cfg.maxSize, "list_cache", cfg.listCache, "deny", cfg.deny)
 
 	if cfg.httpAddr != "" {
 		return serveHTTP(ctx, server, cfg.httpAddr, logger)
@@ -301,5 +306,24 @@ func (b *byteSize) Set(s string) error {
 		return fmt.Errorf("want a positive size such as 1048576 or 4MiB, got %q", s)
 	}
 	*b = byteSize(n * unit)
+	return nil
+}
+
+// cacheSize is a flag.Value for a size in bytes, as byteSize, that may
+// also be 0.
+type cacheSize int64
+
+func (c *cacheSize) String() string { return strconv.FormatInt(int64(*c), 10) }
+
+func (c *cacheSize) Set(s string) error {
+	if strings.TrimSpace(s) == "0" {
+		*c = 0
+		return nil
+	}
+	var b byteSize
+	if err := b.Set(s); err != nil {
+		return fmt.Errorf("want 0 or a positive size such as 64MiB, got %q", s)
+	}
+	*c = cacheSize(b)
 	return nil
 }

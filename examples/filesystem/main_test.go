@@ -30,7 +30,17 @@ import (
 // binPath is the server binary TestMain builds.
 var binPath string
 
-func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &binPath)) }
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 { // the benchmarks' other servers (see bench_test.go)
+		switch os.Args[1] {
+		case baselineServerArg:
+			os.Exit(serveBaseline(os.Args[2:]))
+		case floorServerArg:
+			os.Exit(serveFloor())
+		}
+	}
+	os.Exit(mcptest.RunWithBinary(m, ".", &binPath))
+}
 
 // secretText is held by a file next to the served directory: no URI may
 // read it.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/mcpres/mcpres/resource"
@@ -196,6 +197,15 @@ func (w *liveWatcher) handle(ev fsnotify.Event) {
 	}
 	w.mu.Unlock()
 
+	// Drop what changed from the indexes of resources/list now, rather than
+	// at the next page that finds it stale (see dirVersion).
+	if ev.Op&membership != 0 {
+		w.s.cache.forget(dir)
+		if ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 {
+			w.s.cache.forget(rel)
+		}
+	}
+
 	for _, u := range updated {
 		// u is a URI a client subscribed to, in the registry's own
 		// spelling: an error here is a bug, not a client's doing.
@@ -233,21 +243,32 @@ func (w *liveWatcher) add(rel string, d *watchedDir) {
 }
 
 // addTree watches the directory rel and every visible directory under it
-// for list_changed. Symbolic links are not followed. w.mu must be held.
+// for list_changed. Symbolic links are not followed. It reads each
+// directory through its index (fileServer.eachEntry), building the
+// indexes resources/list will use. w.mu must be held.
 func (w *liveWatcher) addTree(rel string) {
 	d := w.dir(rel)
 	d.tree = true
 	if !d.watching {
 		w.add(rel, d)
 	}
-	entries, err := w.s.entries(rel)
+	now := time.Now()
+	dir, fi, done, err := w.s.openDir(rel)
 	if err != nil {
 		return
 	}
-	for _, e := range entries {
-		if e.dir {
-			w.addTree(joinRel(rel, e.name))
+	var subdirs []string
+	err = w.s.eachEntry(dir, rel, fi, now, func(e entry) {
+		if e.kind == kindDir {
+			subdirs = append(subdirs, joinRel(rel, strings.Clone(e.name))) // not the index's memory
 		}
+	})
+	done()
+	if err != nil {
+		return
+	}
+	for _, sub := range subdirs {
+		w.addTree(sub)
 	}
 }
 
