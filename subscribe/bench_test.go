@@ -134,11 +134,13 @@ func BenchmarkBookkeeping(b *testing.B) {
 		{100_000, 1, 1_000},
 		{100_000, 1, 100_000},
 		{100, 1_000, 1_000},
+		{100, 1_000, 100_000},
 	} {
 		name := fmt.Sprintf("sessions=%d/each=%d/uris=%d", shape.sessions, shape.perSession, shape.uris)
 		b.Run(name, func(b *testing.B) {
-			// Session s watches URIs s, s+1, ... (mod the URI count), so
-			// that every URI has as many watchers as every other.
+			// Session s watches the perSession URIs from s*perSession on
+			// (mod the URI count), so that every URI has as many watchers
+			// as every other.
 			uris := benchURIs(shape.uris)
 			var before, after runtime.MemStats
 			var perSub float64
@@ -153,7 +155,7 @@ func BenchmarkBookkeeping(b *testing.B) {
 				}
 				for s := range shape.sessions {
 					for j := range shape.perSession {
-						if err := m.Subscribe(s, uris[(s+j)%len(uris)]); err != nil {
+						if err := m.Subscribe(s, uris[(s*shape.perSession+j)%len(uris)]); err != nil {
 							b.Fatal(err)
 						}
 					}

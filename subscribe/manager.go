@@ -104,8 +104,8 @@ type Manager[S comparable] struct {
 	opts Options
 
 	mu        sync.Mutex
-	byURI     map[string]set[S]
-	bySession map[S]set[string]
+	watchers  map[string]int      // by URI, how many sessions watch it; none: absent
+	bySession map[S]uriSet        // the URIs each session watches
 	count     int                 // subscriptions
 	pending   map[string]struct{} // URIs changed and not yet delivered
 	timer     *time.Timer         // the current window's, until it ends; nil in a quiet spell
@@ -157,8 +157,8 @@ func New[S comparable](opts *Options) (*Manager[S], error) {
 	}
 	return &Manager[S]{
 		opts:      o,
-		byURI:     make(map[string]set[S]),
-		bySession: make(map[S]set[string]),
+		watchers:  make(map[string]int),
+		bySession: make(map[S]uriSet),
 		pending:   make(map[string]struct{}),
 	}, nil
 }
@@ -189,12 +189,9 @@ func (m *Manager[S]) Subscribe(s S, uri string) error {
 	if uris.add(uri) {
 		m.bySession[s] = uris
 	}
-	watchers, watched := m.byURI[uri]
-	if watchers.add(s) {
-		m.byURI[uri] = watchers
-	}
+	m.watchers[uri]++
 	m.count++
-	if !watched && m.opts.OnWatch != nil {
+	if m.watchers[uri] == 1 && m.opts.OnWatch != nil {
 		m.hooks = append(m.hooks, hookCall{uri: uri, watch: true})
 	}
 	m.unlockAndCallHooks()
@@ -214,7 +211,7 @@ func (m *Manager[S]) Unsubscribe(s S, uri string) {
 		case uris.big == nil:
 			m.bySession[s] = uris
 		}
-		m.unwatch(s, uri)
+		m.unwatch(uri)
 	}
 	m.unlockAndCallHooks()
 }
@@ -226,25 +223,22 @@ func (m *Manager[S]) Drop(s S) {
 	m.mu.Lock()
 	if uris, ok := m.bySession[s]; ok {
 		delete(m.bySession, s)
-		uris.each(func(uri string) { m.unwatch(s, uri) })
+		uris.each(func(uri string) { m.unwatch(uri) })
 	}
 	m.unlockAndCallHooks()
 }
 
-// unwatch removes s from the watchers of uri, which it is among, and
-// queues OnUnwatch if it was the last; a URI no one watches leaves
-// nothing behind. m.mu must be held.
-func (m *Manager[S]) unwatch(s S, uri string) {
+// unwatch counts one watcher of uri fewer, for a session that watched it
+// and no longer does, and queues OnUnwatch if it was the last; a URI no
+// one watches leaves nothing behind. (Which sessions watch a URI is not
+// kept: delivery needs only whether anyone does, and a session's own URIs
+// say what to count down when it goes.) m.mu must be held.
+func (m *Manager[S]) unwatch(uri string) {
 	m.count--
-	watchers := m.byURI[uri]
-	watchers.remove(s)
-	if watchers.len() > 0 {
-		if watchers.big == nil {
-			m.byURI[uri] = watchers
-		}
+	if m.watchers[uri]--; m.watchers[uri] > 0 {
 		return
 	}
-	delete(m.byURI, uri)
+	delete(m.watchers, uri)
 	if m.opts.OnUnwatch != nil {
 		m.hooks = append(m.hooks, hookCall{uri: uri, watch: false})
 	}
@@ -298,7 +292,7 @@ func (m *Manager[S]) Changed(uri string) (watched bool) {
 		return m.Watched(uri)
 	}
 	m.mu.Lock()
-	if _, watched = m.byURI[uri]; watched {
+	if _, watched = m.watchers[uri]; watched {
 		m.queue(uri)
 	}
 	m.mu.Unlock()
@@ -315,7 +309,7 @@ func (m *Manager[S]) ChangedWhere(match func(uri string) bool) {
 		return
 	}
 	m.mu.Lock()
-	for uri := range m.byURI {
+	for uri := range m.watchers {
 		if match(uri) {
 			m.queue(uri)
 		}
@@ -382,7 +376,7 @@ func (m *Manager[S]) flush() {
 	for !m.closed.Load() {
 		var uris []string
 		for uri := range m.pending {
-			if _, watched := m.byURI[uri]; watched {
+			if _, watched := m.watchers[uri]; watched {
 				uris = append(uris, uri)
 			}
 		}
@@ -418,7 +412,7 @@ func (m *Manager[S]) deliver(uris []string) {
 func (m *Manager[S]) Watched(uri string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, ok := m.byURI[uri]
+	_, ok := m.watchers[uri]
 	return ok
 }
 
@@ -428,7 +422,7 @@ func (m *Manager[S]) Watched(uri string) bool {
 func (m *Manager[S]) Stats() (subscriptions, sessions, uris int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.count, len(m.bySession), len(m.byURI)
+	return m.count, len(m.bySession), len(m.watchers)
 }
 
 // Close ends the Manager's life. It ends the current window and drops the
@@ -460,80 +454,87 @@ func (m *Manager[S]) Close() {
 	m.goroutines.Wait()
 }
 
-// smallSet is the size up to which a set is a slice: most sessions watch
-// a few URIs and most URIs have a few watchers, and a map for each would
-// cost several times the memory.
-const smallSet = 16
+// sortedMax is the size up to which a uriSet is a sorted slice, which
+// costs a third of the memory of a map: most sessions watch a few URIs,
+// and a session watches at most Options.MaxPerSession (1,000 by default),
+// so only a session without a cap makes a map.
+const sortedMax = 4096
 
-// A set is a set of K: an unordered slice while it is small, a map when
-// it grows. The zero value is an empty set. Sets are held by value in the
-// Manager's maps, so a set whose slice changed is stored back (one whose
-// map changed need not be).
-type set[K comparable] struct {
-	small []K
-	big   map[K]struct{}
+// A uriSet is the URIs one session watches: a sorted slice while it is
+// small, a map when it grows. The zero value is an empty set. Sets are held
+// by value in the Manager's map, so a set whose slice changed is stored
+// back (one whose map changed need not be).
+type uriSet struct {
+	sorted []string
+	big    map[string]struct{}
 }
 
-func (s *set[K]) len() int {
+func (s *uriSet) len() int {
 	if s.big != nil {
 		return len(s.big)
 	}
-	return len(s.small)
+	return len(s.sorted)
 }
 
-func (s *set[K]) has(k K) bool {
+func (s *uriSet) has(uri string) bool {
 	if s.big != nil {
-		_, ok := s.big[k]
+		_, ok := s.big[uri]
 		return ok
 	}
-	return slices.Contains(s.small, k)
+	_, ok := slices.BinarySearch(s.sorted, uri)
+	return ok
 }
 
-// add adds k, which s must not hold, and reports whether s itself
+// add adds uri, which s must not hold, and reports whether s itself
 // changed (and must be stored back), rather than only its map.
-func (s *set[K]) add(k K) (changed bool) {
+func (s *uriSet) add(uri string) (changed bool) {
 	switch {
 	case s.big != nil:
-		s.big[k] = struct{}{}
+		s.big[uri] = struct{}{}
 		return false
-	case len(s.small) < smallSet:
-		s.small = append(s.small, k)
+	case len(s.sorted) < sortedMax:
+		i, _ := slices.BinarySearch(s.sorted, uri)
+		if n := len(s.sorted); n == cap(s.sorted) { // a large one grows by a quarter, not double
+			more := max(1, n)
+			if n >= 16 {
+				more = n / 4
+			}
+			grown := make([]string, n, n+more)
+			copy(grown, s.sorted)
+			s.sorted = grown
+		}
+		s.sorted = slices.Insert(s.sorted, i, uri)
 	default:
-		s.big = make(map[K]struct{}, smallSet+1)
-		for _, x := range s.small {
+		s.big = make(map[string]struct{}, sortedMax+1)
+		for _, x := range s.sorted {
 			s.big[x] = struct{}{}
 		}
-		s.big[k] = struct{}{}
-		s.small = nil
+		s.big[uri] = struct{}{}
+		s.sorted = nil
 	}
 	return true
 }
 
-// remove removes k, which s must hold.
-func (s *set[K]) remove(k K) {
+// remove removes uri, which s must hold.
+func (s *uriSet) remove(uri string) {
 	if s.big != nil {
-		delete(s.big, k)
+		delete(s.big, uri)
 		return
 	}
-	i := slices.Index(s.small, k)
-	if i < 0 {
-		return
+	if i, ok := slices.BinarySearch(s.sorted, uri); ok {
+		s.sorted = slices.Delete(s.sorted, i, i+1) // clears the freed element
 	}
-	last := len(s.small) - 1
-	s.small[i] = s.small[last]
-	var zero K
-	s.small[last] = zero // let go of what it refers to
-	s.small = s.small[:last]
 }
 
-func (s *set[K]) each(f func(K)) {
+// each calls f with each URI of s: in order, while s is a slice.
+func (s *uriSet) each(f func(string)) {
 	if s.big != nil {
-		for k := range s.big {
-			f(k)
+		for uri := range s.big {
+			f(uri)
 		}
 		return
 	}
-	for _, k := range s.small {
-		f(k)
+	for _, uri := range s.sorted {
+		f(uri)
 	}
 }
