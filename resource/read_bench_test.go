@@ -166,7 +166,8 @@ func checkReadBench(b *testing.B, uri string, res *mcp.ReadResourceResult, err e
 // resource (AddResource), both through the server's receiving method
 // handler chain, measured as BenchmarkRead measures them (no transport,
 // no JSON). The read function returns a small text/plain content, new
-// for each read; the MIME check is on, as by default.
+// for each read; the MIME check is on, as by default, and off in
+// ReadResource/MIMEOff, which shows what it costs.
 //
 //	go test -run '^$' -bench 'BenchmarkReadStatic$' -benchmem -count 5 ./resource/
 func BenchmarkReadStatic(b *testing.B) {
@@ -174,6 +175,19 @@ func BenchmarkReadStatic(b *testing.B) {
 	res := &mcp.Resource{URI: uri, Name: "note", MIMEType: "text/plain"}
 	b.Run("ReadResource", func(b *testing.B) {
 		reg := newRegistry(b, &resource.Options{Logger: slog.New(slog.DiscardHandler)})
+		if err := reg.Add(res, readBenchRead); err != nil {
+			b.Fatal(err)
+		}
+		req := &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}}
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			got, err := reg.ReadResource(ctx, req)
+			checkReadBench(b, uri, got, err)
+		}
+	})
+	b.Run("ReadResource/MIMEOff", func(b *testing.B) {
+		reg := newRegistry(b, &resource.Options{Logger: slog.New(slog.DiscardHandler), MIME: resource.MIMEOff})
 		if err := reg.Add(res, readBenchRead); err != nil {
 			b.Fatal(err)
 		}
