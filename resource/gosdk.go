@@ -53,6 +53,10 @@ import (
 //     with the session and *mcp.ResourceUpdatedNotificationParams in it;
 //     a middleware that returns without calling on drops it for that
 //     session.
+// 12. laterSend: a sending middleware may instead keep such a
+//     notification and call the rest of the chain with it later, from
+//     another goroutine and with a context of its own: the notification
+//     then reaches its session (see fanout).
 // 11. httpEras: over streamable HTTP, a stateful handler refuses requests
 //     whose Mcp-Protocol-Version header names 2026-07-28 or later, and
 //     older clients send no such header before initialize nor after (they
@@ -189,19 +193,34 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // sending middleware vets.
 const notificationResourceUpdated = "notifications/resources/updated"
 
-// sendingMiddleware withholds notifications/resources/updated from a
-// session whose subscription the Authorizer no longer allows (behaviour
-// 10).
+// sendingMiddleware hands notifications/resources/updated and list_changed
+// to the fanout, which sends them from a goroutine of the session's own
+// (behaviours 10, 12), and withholds resources/updated from a session whose
+// subscription the Authorizer no longer allows. Everything else, and a
+// notification without a session, it passes on.
 func (r *Registry) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == notificationResourceUpdated && r.opts.Authorize != nil {
-			s, _ := req.GetSession().(*mcp.ServerSession)
-			p, _ := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
-			if s != nil && p != nil && !r.stillAllowed(ctx, s, p.URI) {
-				return nil, nil
-			}
+		s, _ := req.GetSession().(*mcp.ServerSession)
+		if s == nil {
+			return next(ctx, method, req)
 		}
-		return next(ctx, method, req)
+		qs := queuedSend{key: sendKey{method: method}, req: req, next: next}
+		switch method {
+		case notificationResourceUpdated:
+			p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+			if !ok || p == nil {
+				return next(ctx, method, req)
+			}
+			qs.key.uri = p.URI
+			if r.opts.Authorize != nil {
+				qs.before = func(ctx context.Context, req mcp.Request) bool { return r.stillAllowed(ctx, s, p.URI) }
+			}
+		case notificationListChanged:
+		default:
+			return next(ctx, method, req)
+		}
+		r.fanout.send(r.ctx, r.opts.Logger, s, qs)
+		return nil, nil
 	}
 }
 

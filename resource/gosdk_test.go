@@ -373,6 +373,68 @@ func TestSDKUpdatesThroughMiddleware(t *testing.T) {
 	}
 }
 
+// 12: a sending middleware may keep a notification and send it later: it
+// returns at once, and calls the rest of the chain with the request it
+// was given, from another goroutine and with a context of its own; the
+// notification then reaches the session. (ResourceUpdated has returned by
+// then, and cancelled its own context.)
+func TestSDKLaterSend(t *testing.T) {
+	t.Parallel()
+	for _, version := range eras {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			s := sdkServer(&mcp.ServerOptions{
+				SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+				UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+			})
+			s.AddResource(&mcp.Resource{URI: "x:marker", Name: "m"}, textResult("m"))
+			kept := make(chan func(), 100)
+			s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					if method != "notifications/resources/updated" {
+						return next(ctx, method, req)
+					}
+					kept <- func() {
+						if _, err := next(context.Background(), method, req); err != nil {
+							t.Errorf("%s: the later send failed: %v", changed(12, "laterSend"), err)
+						}
+					}
+					return nil, nil
+				}
+			})
+			got := make(chan string, 100)
+			cs := mcptest.Connect(t, s, version, &mcp.ClientOptions{
+				ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { got <- req.Params.URI },
+			})
+			require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "x:a"}))
+			// On 2026-07-28 the listen is recorded in the background: try
+			// until a notification is kept.
+			var send func()
+			require.Eventually(t, func() bool {
+				require.NoError(t, s.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: "x:a"}))
+				select {
+				case send = <-kept:
+					return true
+				default:
+					return false
+				}
+			}, 10*time.Second, time.Millisecond, changed(12, "laterSend")+": nothing to keep")
+			select {
+			case u := <-got:
+				t.Fatalf("%s: %s arrived before it was sent", changed(12, "laterSend"), u)
+			case <-time.After(10 * time.Millisecond):
+			}
+			go send()
+			select {
+			case u := <-got:
+				assert.Equal(t, "x:a", u)
+			case <-time.After(10 * time.Second):
+				t.Fatal(changed(12, "laterSend") + ": the later send never arrived")
+			}
+		})
+	}
+}
+
 // 11: a stateful streamable HTTP handler refuses 2026-07-28 clients (which
 // then fall back to 2025-11-25) and a stateless one serves them; every
 // request over HTTP carries its headers in Extra, and a session is

@@ -108,6 +108,7 @@ type Registry struct {
 	subs              *subscribe.Manager[*mcp.ServerSession]
 	grants            grants
 	sessions          sessionWatch
+	fanout            fanout       // sends notifications, a goroutine per session sending
 	listed            listedURIs   // bad URIs providers listed, reported
 	unknownTemplates  reportedOnce // templates other replicas reported and this one lacks
 	stopListening     func()       // stops taking the bus's changes; nil without a bus
@@ -170,10 +171,12 @@ func NewRegistry(opts *Options) (*Registry, error) {
 // delivery under way to return. After Close the registry changes no more:
 // Add, AddTemplate, AddProvider and NewServer return ErrClosed, Changed
 // and its kin do nothing, requests are answered with -32603, and
-// subscriptions are forgotten. Sessions that subscribed are awaited by
-// one goroutine each until they end (go-sdk offers no other way to learn
-// that a session ended); those goroutines do nothing else once the
-// registry is closed. Close is idempotent and always returns nil.
+// subscriptions are forgotten. A subscribed session of a server the
+// registry is not mounted on is awaited by a goroutine until it ends
+// (see Mount). A notification being sent to a session
+// whose client has stopped reading stays under way until its transport
+// fails or the session ends; no later one is sent. Close is idempotent and
+// always returns nil.
 func (r *Registry) Close() error {
 	if !r.closed.CompareAndSwap(false, true) {
 		return nil

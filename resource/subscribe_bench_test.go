@@ -37,7 +37,7 @@ func BenchmarkNotify(b *testing.B) {
 			if err := reg.Add(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead); err != nil {
 				b.Fatal(err)
 			}
-			n := newNotifyBench(b, version, &mcp.ServerOptions{
+			n := newNotifyBench(b, notifySessions, version, &mcp.ServerOptions{
 				SubscribeHandler:   reg.Subscribe,
 				UnsubscribeHandler: reg.Unsubscribe,
 			}, func(s *mcp.Server) { resource.Mount(s, reg) })
@@ -48,7 +48,7 @@ func BenchmarkNotify(b *testing.B) {
 		})
 		b.Run("era="+version+"/gosdk", func(b *testing.B) {
 			var n *notifyBench
-			n = newNotifyBench(b, version, &mcp.ServerOptions{
+			n = newNotifyBench(b, notifySessions, version, &mcp.ServerOptions{
 				SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 				UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 			}, func(s *mcp.Server) {
@@ -76,23 +76,26 @@ func notifyRead(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceRes
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: notifyURI, Text: "x"}}}, nil
 }
 
-// A notifyBench is a server with notifySessions connected clients, each
-// subscribed to notifyURI and counting its notifications.
+// A notifyBench is a server with connected clients, each subscribed to
+// notifyURI and counting its notifications.
 type notifyBench struct {
 	server   *mcp.Server
 	received []atomic.Int64 // per client
 	total    atomic.Int64
+	target   atomic.Int64  // the total at which to signal reached
+	reached  chan struct{} // signalled when total reaches target
 }
 
 // newNotifyBench creates a server with sopts, sets it up with mount,
-// connects the clients, speaking version, and subscribes them; b.Cleanup
-// closes them.
-func newNotifyBench(b *testing.B, version string, sopts *mcp.ServerOptions, mount func(*mcp.Server)) *notifyBench {
+// connects sessions clients, speaking version, and subscribes them;
+// b.Cleanup closes them.
+func newNotifyBench(b *testing.B, sessions int, version string, sopts *mcp.ServerOptions, mount func(*mcp.Server)) *notifyBench {
 	ctx := context.Background()
 	sopts.Logger = slog.New(slog.DiscardHandler)
 	n := &notifyBench{
 		server:   mcp.NewServer(&mcp.Implementation{Name: "bench"}, sopts),
-		received: make([]atomic.Int64, notifySessions),
+		received: make([]atomic.Int64, sessions),
+		reached:  make(chan struct{}, 1),
 	}
 	mount(n.server)
 
@@ -116,11 +119,16 @@ func newNotifyBench(b *testing.B, version string, sopts *mcp.ServerOptions, moun
 	const workers = 8
 	for w := range workers {
 		setup.Go(func() {
-			for i := w; i < notifySessions; i += workers {
+			for i := w; i < sessions; i += workers {
 				client := mcp.NewClient(&mcp.Implementation{Name: "bench"}, &mcp.ClientOptions{
 					ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) {
 						n.received[i].Add(1)
-						n.total.Add(1)
+						if n.total.Add(1) == n.target.Load() {
+							select {
+							case n.reached <- struct{}{}:
+							default:
+							}
+						}
 					},
 				})
 				st, ct := mcp.NewInMemoryTransports()
@@ -183,7 +191,7 @@ func (n *notifyBench) waitSubscribed(b *testing.B) {
 				return
 			}
 			if time.Now().After(deadline) {
-				b.Fatalf("%d of %d sessions not subscribed", missing, notifySessions)
+				b.Fatalf("%d of %d sessions not subscribed", missing, len(n.received))
 			}
 			time.Sleep(time.Millisecond)
 		}

@@ -1,0 +1,103 @@
+package resource
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// notificationListChanged is the other notification the fanout sends.
+const notificationListChanged = "notifications/resources/list_changed"
+
+// A fanout sends each session its notifications/resources/updated and
+// list_changed from a goroutine of that session's own, so that a session
+// that does not take them holds up no other.
+//
+// go-sdk sends a notification to its sessions one after another, from the
+// goroutine that called Server.ResourceUpdated (or that changed the
+// resource list), each through the server's sending middleware (behaviour
+// 10), and a send waits for the session's transport: an in-memory or stdio
+// connection whose reader stopped reading blocks it for good, whatever the
+// context says, and a streamable HTTP stream blocks it once the socket's
+// buffers are full. One client that stops reading would then stall every
+// notification of every session after it in go-sdk's loop, and every
+// later one too. The sending middleware hands the send to the fanout
+// instead and returns: the session's own goroutine makes it, and the next.
+//
+// A session's goroutine runs only while it has notifications to send. It
+// holds at most one of each kind for each URI: a change to a URI already
+// waiting to be sent to the session is that one (the session will read the
+// resource after both). So what waits for a session that has stopped
+// reading is bounded by its subscriptions, and its goroutine ends when its
+// transport fails, at the latest when the session ends.
+type fanout struct {
+	mu     sync.Mutex
+	queues map[*mcp.ServerSession]*sendQueue // sessions with a goroutine sending
+}
+
+// A sendQueue is what waits to be sent to one session, in order.
+type sendQueue struct {
+	sends   []queuedSend
+	waiting map[sendKey]bool // the keys of sends
+}
+
+// A sendKey says which notifications are one: the method, and for
+// resources/updated the URI.
+type sendKey struct{ method, uri string }
+
+// A queuedSend is a notification go-sdk asked the sending middleware to
+// send, and the rest of the middleware chain, which sends it.
+type queuedSend struct {
+	key    sendKey
+	req    mcp.Request
+	next   mcp.MethodHandler
+	before func(ctx context.Context, req mcp.Request) bool // false: drop it (see Registry.sendingMiddleware)
+}
+
+// send queues qs for session s, unless a notification with its key is
+// already waiting, and starts s's goroutine if it has none. The goroutine
+// sends with ctx, and reports failures to logger.
+func (f *fanout) send(ctx context.Context, logger *slog.Logger, s *mcp.ServerSession, qs queuedSend) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.queues[s]
+	if q == nil {
+		if f.queues == nil {
+			f.queues = make(map[*mcp.ServerSession]*sendQueue)
+		}
+		q = &sendQueue{waiting: make(map[sendKey]bool)}
+		f.queues[s] = q
+		go f.run(ctx, logger, s, q)
+	}
+	if q.waiting[qs.key] {
+		return
+	}
+	q.waiting[qs.key] = true
+	q.sends = append(q.sends, qs)
+}
+
+// run sends q's notifications to s in order until none is left.
+func (f *fanout) run(ctx context.Context, logger *slog.Logger, s *mcp.ServerSession, q *sendQueue) {
+	for {
+		f.mu.Lock()
+		if len(q.sends) == 0 {
+			delete(f.queues, s)
+			f.mu.Unlock()
+			return
+		}
+		qs := q.sends[0]
+		q.sends[0] = queuedSend{} // let go of the request
+		q.sends = q.sends[1:]
+		delete(q.waiting, qs.key)
+		f.mu.Unlock()
+
+		if qs.before != nil && !qs.before(ctx, qs.req) {
+			continue
+		}
+		if _, err := qs.next(ctx, qs.key.method, qs.req); err != nil {
+			logger.Warn("notification not sent", "method", qs.key.method, "uri", qs.key.uri, "session_id", s.ID(), "error", err)
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package resource_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/subscribe"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkNotifyLatency compares, side by side, how long a lone change
+// takes to reach the last of 1,000 and of 10,000 subscribed sessions:
+// the registry's Changed, with the default subscription window, and
+// go-sdk v1.8's own Server.ResourceUpdated, called by the benchmark on the
+// same kind of sessions (go-sdk clients over in-memory transports,
+// subscribed through resources/subscribe at 2025-11-25 or
+// subscriptions/listen at 2026-07-28; see BenchmarkNotify). Before each
+// change the benchmark waits, untimed, until nothing has arrived for two
+// windows, so that every change is lone. ms/last is the mean time from the
+// call to the last session's notification; the ns/op column counts the
+// same time, and nothing else.
+//
+// In stalled=1, one of the 1,000 sessions has stopped reading (see
+// stallingTransport) before the changes, and the time is to the last of
+// the 999 others. go-sdk's own ResourceUpdated is not measured there: it
+// blocks on the stalled session until it reads again, and then drops the
+// notification for the sessions after it once its 10 s deadline has
+// passed (TestStalledSessionHoldsUpNoOther).
+//
+//	go test -run '^$' -bench NotifyLatency -benchtime 5x -count 5 ./resource/
+func BenchmarkNotifyLatency(b *testing.B) {
+	for _, sessions := range []int{1_000, 10_000} {
+		for _, version := range []string{"2025-11-25", "2026-07-28"} {
+			name := fmt.Sprintf("sessions=%d/era=%s", sessions, version)
+			b.Run(name+"/mcpres", func(b *testing.B) {
+				reg := newRegistry(b, nil)
+				if err := reg.Add(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead); err != nil {
+					b.Fatal(err)
+				}
+				n := newNotifyBench(b, sessions, version, &mcp.ServerOptions{
+					SubscribeHandler:   reg.Subscribe,
+					UnsubscribeHandler: reg.Unsubscribe,
+				}, func(s *mcp.Server) { resource.Mount(s, reg) })
+				n.latency(b, func() {
+					if err := reg.Changed(notifyURI); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
+			if sessions == 1_000 {
+				b.Run(fmt.Sprintf("sessions=%d/stalled=1/era=%s/mcpres", sessions, version), func(b *testing.B) {
+					reg := newRegistry(b, nil)
+					if err := reg.Add(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead); err != nil {
+						b.Fatal(err)
+					}
+					n := newNotifyBench(b, sessions, version, &mcp.ServerOptions{
+						SubscribeHandler:   reg.Subscribe,
+						UnsubscribeHandler: reg.Unsubscribe,
+					}, func(s *mcp.Server) { resource.Mount(s, reg) })
+					n.stallOne(b, version)
+					n.latency(b, func() {
+						if err := reg.Changed(notifyURI); err != nil {
+							b.Fatal(err)
+						}
+					})
+				})
+			}
+			b.Run(name+"/go-sdk", func(b *testing.B) {
+				var n *notifyBench
+				n = newNotifyBench(b, sessions, version, &mcp.ServerOptions{
+					SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+					UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+				}, func(s *mcp.Server) { s.AddResource(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead) })
+				params := &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}
+				n.latency(b, func() {
+					// ResourceUpdated returns once it has sent to every
+					// session; the timer runs until the last has received.
+					if err := n.server.ResourceUpdated(context.Background(), params); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
+		}
+	}
+}
+
+// latency times change, made after a quiet spell, until every client has
+// received one more notification, and reports the mean as ms/last and the
+// median as ms/median.
+func (n *notifyBench) latency(b *testing.B, change func()) {
+	var times []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		n.quiet()
+		n.target.Store(n.total.Load() + int64(len(n.received)))
+		select { // a signal left from before
+		case <-n.reached:
+		default:
+		}
+		b.StartTimer()
+		start := time.Now()
+		change()
+		select {
+		case <-n.reached:
+		case <-time.After(time.Minute):
+			b.Fatalf("%d of %d notifications after a minute", n.total.Load()-(n.target.Load()-int64(len(n.received))), len(n.received))
+		}
+		times = append(times, time.Since(start))
+	}
+	b.StopTimer()
+	n.quiet()
+	if want := n.target.Load(); n.total.Load() != want {
+		b.Fatalf("%d notifications, want %d: one per session per change", n.total.Load(), want)
+	}
+	var sum time.Duration
+	for _, d := range times {
+		sum += d
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(sum.Microseconds())/1000/float64(len(times)), "ms/last")
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms/median")
+}
+
+// quiet returns once no notification has arrived for two subscription
+// windows.
+func (n *notifyBench) quiet() {
+	for last := n.total.Load(); ; {
+		time.Sleep(2 * subscribe.DefaultWindow)
+		now := n.total.Load()
+		if now == last {
+			return
+		}
+		last = now
+	}
+}
+
+// stallOne connects one more client, of version, through a
+// stallingTransport, subscribes it to notifyURI, and once it is known to
+// be subscribed (it has received a notification), stalls it; b.Cleanup
+// releases and closes it. The notifications it receives are not counted.
+func (n *notifyBench) stallOne(b *testing.B, version string) {
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := n.server.Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stalling := newStallingTransport(ct)
+	var got atomic.Int64
+	client := mcp.NewClient(&mcp.Implementation{Name: "stalled"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) { got.Add(1) },
+	})
+	cs, err := client.Connect(ctx, stalling, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stalling.release()
+		cs.Close()
+		ss.Wait()
+	})
+	params := &mcp.SubscribeParams{URI: notifyURI}
+	if version < "2026-07-28" {
+		if err := cs.Subscribe(ctx, params); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		go cs.Subscribe(ctx, params) // a listen: until the session ends
+	}
+	for got.Load() == 0 {
+		if err := n.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}); err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stalling.stall()
+}
