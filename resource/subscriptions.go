@@ -20,10 +20,10 @@ type SubscriptionOptions struct {
 	// subscribe.DefaultMaxPerSession (1,000); subscribe.NoLimit sets no
 	// cap; negative is refused.
 	MaxPerSession int
-	// Window is the shortest time between two rounds of notifications
-	// (see subscribe.Options.Window): a change after a quiet spell is
-	// notified at once, and any number of Changed calls for one URI within
-	// the window that follows yield one more
+	// Window is the shortest time between two notifications of one URI
+	// (see subscribe.Options.Window): a change to a URI after a quiet
+	// spell is notified at once, and any number of Changed calls for it
+	// within the window that follows yield one more
 	// notifications/resources/updated per subscriber when it ends. Zero
 	// means subscribe.DefaultWindow (100 ms); negative is refused.
 	Window time.Duration
@@ -217,10 +217,10 @@ func (g *grants) drop(s *mcp.ServerSession) {
 }
 
 // Changed reports that the resource at uri changed. It returns at once:
-// subscribers get notifications/resources/updated right away after a
-// quiet spell, and otherwise when the current SubscriptionOptions.Window
-// ends, once however many times Changed is called for uri meanwhile; only
-// sessions subscribed to uri are notified.
+// subscribers get notifications/resources/updated right away if uri did
+// not change within the last SubscriptionOptions.Window, and otherwise
+// when its window ends, once however many times Changed is called for uri
+// meanwhile; only sessions subscribed to uri are notified.
 // With SubscriptionOptions.Bus, the change is also published to the other
 // replicas, which notify their own subscribers the same way. Each session
 // is sent its notifications from a goroutine of its own, while it has

@@ -15,7 +15,7 @@ import (
 func ExampleManager() {
 	delivered := make(chan struct{})
 	m, err := subscribe.New[string](&subscribe.Options{
-		Window: 10 * time.Millisecond,
+		Window: 100 * time.Millisecond,
 		Deliver: func(uri string) {
 			fmt.Println("notify subscribers of", uri)
 			delivered <- struct{}{}
@@ -32,11 +32,11 @@ func ExampleManager() {
 	_ = m.Subscribe("bob", "file:///notes.txt") // already watched: no hook
 
 	m.Changed("file:///notes.txt") // delivered at once
-	<-delivered
-	for range 3 { // within the window: one delivery when it ends
+	for range 3 {                  // within its window: one delivery when it ends
 		m.Changed("file:///notes.txt")
 	}
 	m.Changed("file:///other.txt") // no one watches it: no delivery
+	<-delivered
 	<-delivered
 
 	subs, sessions, uris := m.Stats()

@@ -5,9 +5,9 @@
 // limit, forgets a session entirely when it ends, tells the data source
 // when a URI gains its first watcher and loses its last (so it watches only
 // what someone watches), and coalesces changes: Changed returns at once;
-// the first change after a quiet spell is delivered at once, and every URI
-// changed in the window that follows is delivered once when it ends, and
-// only if someone watches it.
+// a URI's first change after a quiet spell is delivered at once, and its
+// changes in the window that follows, once, when the window ends; a URI is
+// delivered only if someone watches it.
 //
 // New checks its Options and refuses values it would have to guess at;
 // zero always means the documented default. Close ends a Manager's life:
@@ -64,15 +64,15 @@ type Options struct {
 	// MaxPerSession caps the URIs one session may watch. Zero means
 	// DefaultMaxPerSession; NoLimit sets no cap. Negative is an error.
 	MaxPerSession int
-	// Window is the shortest time between two deliveries of changes. A
-	// change to a watched URI after a quiet spell is delivered at once,
-	// and opens a window; when the window ends, every watched URI changed
-	// within it is delivered once, however many times it changed, and the
-	// next window opens. A window in which nothing changed ends the
-	// spell: the next change is again delivered at once. So a lone change
-	// waits for nothing, and a burst costs each URI at most one delivery
-	// at its start and one a window. Zero means DefaultWindow. Negative
-	// is an error.
+	// Window is the shortest time between two deliveries of one URI.
+	// Each URI has its own: a change to a watched URI after a quiet spell
+	// is delivered at once, and opens the URI's window; when the window
+	// ends, the URI is delivered once more if it changed within it,
+	// however many times, and its next window opens. A window in which it
+	// did not change ends the spell: its next change is again delivered
+	// at once. So a lone change waits for nothing, whatever other URIs
+	// do, and a burst costs a URI one delivery at its start and at most
+	// one a window. Zero means DefaultWindow. Negative is an error.
 	Window time.Duration
 	// Deliver is called with each watched URI that changed, at most once
 	// per delivery (see Window), in URI order, from a goroutine of the
@@ -107,20 +107,35 @@ type Manager[S comparable] struct {
 	watchers  map[string]int      // by URI, how many sessions watch it; none: absent
 	bySession map[S]uriSet        // the URIs each session watches
 	count     int                 // subscriptions
-	pending   map[string]struct{} // URIs changed and not yet delivered
-	timer     *time.Timer         // the current window's, until it ends; nil in a quiet spell
-	due       bool                // pending became due during a delivery: deliver again after it
-	busy      bool                // a goroutine is delivering (see flush)
+	pending   map[string]struct{} // URIs to deliver now
+	flushing  bool                // a goroutine delivers pending (see flush)
 	closed    atomic.Bool         // set under mu; read without it between Deliver calls
+
+	// The open windows (see Options.Window): by URI, and in the order
+	// they end, which is the order they opened (or were extended) in,
+	// since all are as long; timer fires when the first ends, and is nil
+	// when none is open.
+	windows map[string]*window
+	ends    []*window // ends[head:] are open
+	head    int
+	timer   *time.Timer
 
 	hooks        []hookCall // OnWatch and OnUnwatch calls to make, in order
 	hooksRunning bool       // a goroutine is making them
 
-	// goroutines counts the windows' timer functions that are pending or
-	// running and the deliveries at the start of a spell, the only
-	// goroutines the Manager starts: Close waits for them. Each is added
-	// under mu before closed is set.
+	// goroutines counts the timer function that is pending or running
+	// and the goroutine delivering, the only goroutines the Manager
+	// starts: Close waits for them. Each is added under mu before closed
+	// is set.
 	goroutines sync.WaitGroup
+}
+
+// A window is one URI's: its change at its start was delivered then, and
+// a change within it is delivered when it ends.
+type window struct {
+	uri     string
+	end     time.Time
+	changed bool // within the window: deliver at its end
 }
 
 // A hookCall is a call of OnWatch (watch) or OnUnwatch.
@@ -132,8 +147,8 @@ type hookCall struct {
 // New returns a Manager configured by opts; a nil opts is the same as
 // &Options{}, which means every default. A negative MaxPerSession or
 // Window is an error, and New then returns a nil Manager. New starts no
-// goroutine: a Manager starts one when a window ends, and it lasts as long
-// as that window's delivery.
+// goroutine: a Manager starts one to deliver, which lasts as long as there
+// is something to deliver, and one when windows end.
 func New[S comparable](opts *Options) (*Manager[S], error) {
 	var o Options
 	if opts != nil {
@@ -160,6 +175,7 @@ func New[S comparable](opts *Options) (*Manager[S], error) {
 		watchers:  make(map[string]int),
 		bySession: make(map[S]uriSet),
 		pending:   make(map[string]struct{}),
+		windows:   make(map[string]*window),
 	}, nil
 }
 
@@ -325,55 +341,101 @@ func (m *Manager[S]) ChangedPrefix(prefix string) {
 	m.ChangedWhere(func(uri string) bool { return strings.HasPrefix(uri, prefix) })
 }
 
-// queue adds uri to the pending deliveries. In a quiet spell it delivers
-// them at once, from a goroutine of its own, and opens a window. m.mu must
-// be held.
+// queue reports a change to uri, which someone watches. Within uri's
+// window it is delivered when the window ends; otherwise it is delivered
+// at once, from a goroutine of the Manager's own, and opens the window.
+// m.mu must be held.
 func (m *Manager[S]) queue(uri string) {
 	if m.closed.Load() || m.opts.Deliver == nil {
 		return
 	}
-	m.pending[uri] = struct{}{}
-	if m.timer == nil {
-		m.goroutines.Add(2)
-		m.timer = time.AfterFunc(m.opts.Window, m.windowEnd)
-		go m.flush()
-	}
-}
-
-// windowEnd runs on a goroutine of its own when a window ends. If
-// anything changed within the window it opens the next and delivers the
-// changes; otherwise the quiet spell begins, and the next change is
-// delivered at once (see queue).
-func (m *Manager[S]) windowEnd() {
-	m.mu.Lock()
-	m.timer = nil
-	if len(m.pending) == 0 || m.closed.Load() {
-		m.mu.Unlock()
-		m.goroutines.Done()
+	if w := m.windows[uri]; w != nil {
+		w.changed = true
 		return
 	}
-	m.goroutines.Add(1)
-	m.timer = time.AfterFunc(m.opts.Window, m.windowEnd)
-	m.mu.Unlock()
+	now := time.Now()
+	m.pending[uri] = struct{}{}
+	m.open(uri, now)
+	m.arm(now)
 	m.flush()
 }
 
-// flush delivers the pending changes, and then any that became due
-// meanwhile. If a delivery is under way it leaves them to it (the
-// delivering goroutine goes on with them when it is done). No goroutine
-// waits on a lock for long: the Manager stays responsive (and testable
-// with testing/synctest, where a goroutine blocked on a mutex would stall
-// the fake clock). It is one of the Manager's goroutines, and ends it.
-func (m *Manager[S]) flush() {
+// open opens a window for uri from now. It ends after every window open,
+// since all are as long: it goes last. m.mu must be held.
+func (m *Manager[S]) open(uri string, now time.Time) {
+	w := &window{uri: uri, end: now.Add(m.opts.Window)}
+	m.windows[uri] = w
+	m.push(w)
+}
+
+// push appends w, which ends after every open window, to their queue.
+// m.mu must be held.
+func (m *Manager[S]) push(w *window) {
+	if m.head > 0 && m.head >= len(m.ends)/2 { // reuse the room the ended ones left
+		n := copy(m.ends, m.ends[m.head:])
+		clear(m.ends[n:])
+		m.ends, m.head = m.ends[:n], 0
+	}
+	m.ends = append(m.ends, w)
+}
+
+// arm sets the timer for the end of the first open window, if there is
+// one and the timer is not set. m.mu must be held.
+func (m *Manager[S]) arm(now time.Time) {
+	if m.timer == nil && m.head < len(m.ends) {
+		m.goroutines.Add(1)
+		m.timer = time.AfterFunc(m.ends[m.head].end.Sub(now), m.windowsEnd)
+	}
+}
+
+// windowsEnd runs on a goroutine of its own when the first open window
+// ends. Each window that has ended by now and saw a change is delivered
+// and opens again from now; one that saw none closes, and the URI's next
+// change is delivered at once (see queue).
+func (m *Manager[S]) windowsEnd() {
 	defer m.goroutines.Done()
 	m.mu.Lock()
-	if m.busy {
-		m.due = true
-		m.mu.Unlock()
+	defer m.mu.Unlock()
+	m.timer = nil
+	if m.closed.Load() {
 		return
 	}
-	m.busy = true
-	for !m.closed.Load() {
+	now := time.Now()
+	for m.head < len(m.ends) && !m.ends[m.head].end.After(now) {
+		w := m.ends[m.head]
+		m.ends[m.head] = nil
+		m.head++
+		delete(m.windows, w.uri)
+		if w.changed {
+			m.pending[w.uri] = struct{}{}
+			m.open(w.uri, now)
+		}
+	}
+	m.arm(now)
+	m.flush()
+}
+
+// flush starts a goroutine that delivers the pending URIs, unless one is
+// doing so already: it goes on with those added meanwhile. m.mu must be
+// held.
+func (m *Manager[S]) flush() {
+	if m.flushing || len(m.pending) == 0 {
+		return
+	}
+	m.flushing = true
+	m.goroutines.Add(1)
+	go m.deliverPending()
+}
+
+// deliverPending delivers the pending URIs that are still watched, and
+// then any that became pending meanwhile, until none is left or the
+// Manager is closed. No goroutine waits on a lock for long: the Manager
+// stays responsive (and testable with testing/synctest, where a goroutine
+// blocked on a mutex would stall the fake clock).
+func (m *Manager[S]) deliverPending() {
+	defer m.goroutines.Done()
+	m.mu.Lock()
+	for len(m.pending) > 0 && !m.closed.Load() {
 		var uris []string
 		for uri := range m.pending {
 			if _, watched := m.watchers[uri]; watched {
@@ -384,12 +446,8 @@ func (m *Manager[S]) flush() {
 		m.mu.Unlock()
 		m.deliver(uris)
 		m.mu.Lock()
-		if !m.due {
-			break
-		}
-		m.due = false
 	}
-	m.busy = false
+	m.flushing = false
 	m.mu.Unlock()
 }
 
@@ -448,8 +506,10 @@ func (m *Manager[S]) Close() {
 		}
 		m.timer = nil
 	}
-	m.due = false
 	clear(m.pending)
+	clear(m.windows)
+	clear(m.ends)
+	m.ends, m.head = m.ends[:0], 0
 	m.mu.Unlock()
 	m.goroutines.Wait()
 }

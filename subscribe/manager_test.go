@@ -587,10 +587,10 @@ func TestHookPanic(t *testing.T) {
 	}
 }
 
-// TestWindow checks when deliveries are made: a change after a quiet
-// spell at once; the changes within the window it opens, once each, when
-// the window ends, which opens the next; a window with no change ends the
-// spell.
+// TestWindow checks when deliveries are made: a change to a URI after a
+// quiet spell at once; its changes within the window that opens, once,
+// when the window ends, which opens the next; a window with no change ends
+// the spell. Each URI has its own window.
 func TestWindow(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -604,8 +604,8 @@ func TestWindow(t *testing.T) {
 		wait(window)
 		r.want(t, "a window with no change")
 
-		// A burst over one window, to two URIs: its first change at
-		// once; the rest once each, in URI order, when the window ends.
+		// A burst over one window, to two URIs: each one's first change
+		// at once; the rest once each, when its own window ends.
 		start := 20 * time.Millisecond
 		wait(start - window)
 		m.Changed("test://b")
@@ -615,16 +615,18 @@ func TestWindow(t *testing.T) {
 		m.Changed("test://b")
 		m.Changed("test://a")
 		wait(window - window/2 - time.Nanosecond)
-		m.Changed("test://b") // the last instant of the window
+		m.Changed("test://b") // the last instant of b's window
 		wait(time.Nanosecond)
-		r.want(t, "a burst over one window", at(start, "test://b"), at(start+window, "test://a"), at(start+window, "test://b"))
+		r.want(t, "a burst over b's window", at(start, "test://b"), at(start+time.Millisecond, "test://a"), at(start+window, "test://b"))
+		wait(time.Millisecond)
+		r.want(t, "the end of a's window", at(start+time.Millisecond+window, "test://a"))
 		wait(window)
-		r.want(t, "the next window, with no change")
+		r.want(t, "the next windows, with no change")
 
 		// Changes in consecutive windows: one delivery a window, then a
 		// quiet window, then at once again.
 		start = 60 * time.Millisecond
-		wait(start - (20*time.Millisecond + 2*window))
+		wait(start - (20*time.Millisecond + time.Millisecond + 2*window))
 		m.Changed("test://a")
 		wait(time.Millisecond)
 		m.Changed("test://a")
@@ -673,8 +675,8 @@ func TestChangedCoalesces(t *testing.T) {
 		wait(window)
 		r.want(t, "1,000 changes to one URI within the window", at(0, "test://hot"), at(window, "test://hot"))
 
-		// 100 URIs changed 100 times each within a window: one delivery
-		// each, in URI order.
+		// 100 URIs changed 100 times each within a window: each at once,
+		// and once more when its window ends, in URI order.
 		uris := make([]string, 100)
 		for i := range uris {
 			uris[i] = fmt.Sprintf("test://many/%03d", i)
@@ -690,7 +692,10 @@ func TestChangedCoalesces(t *testing.T) {
 			}
 		}
 		wait(window)
-		want := []delivery{at(start, uris[0])}
+		var want []delivery
+		for _, u := range uris {
+			want = append(want, at(start, u))
+		}
 		for _, u := range uris {
 			want = append(want, at(start+window, u))
 		}
@@ -769,8 +774,8 @@ func TestChangedPrefixAndWhere(t *testing.T) {
 // TestDeliveryAgainstModel makes random subscriptions and changes at
 // random (fake) times and checks every delivery, its URI and its exact
 // time, against a model of windows. (Each change is let through before the
-// next step, so that which changes a delivery at the start of a quiet
-// spell takes does not depend on how goroutines are scheduled.)
+// next step, so that what a delivery at once takes does not depend on how
+// goroutines are scheduled.)
 func TestDeliveryAgainstModel(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -778,26 +783,24 @@ func TestDeliveryAgainstModel(t *testing.T) {
 		m := newManager[int](t, &subscribe.Options{Window: window, Deliver: r.deliver})
 		names := []string{"test://a/0", "test://a/1", "test://a/2", "test://b/0", "test://b/1", "test://b/2"}
 		// The model.
+		type modelWindow struct {
+			end     time.Duration
+			changed bool
+		}
 		var (
 			subs     = make(map[int]map[string]bool)
 			watchers = make(map[string]int)
-			pending  = make(map[string]bool)
-			open     bool          // a window is open
-			end      time.Duration // when it ends
+			windows  = make(map[string]*modelWindow) // open, by URI
+			lone     []string                        // changed outside a window by the step
 			want     []delivery
 		)
-		flush := func(when time.Duration) {
-			var uris []string
-			for u := range pending {
-				if watchers[u] > 0 {
-					uris = append(uris, u)
-				}
-			}
+		deliver := func(when time.Duration, uris []string) {
 			slices.Sort(uris)
 			for _, u := range uris {
-				want = append(want, at(when, u))
+				if watchers[u] > 0 {
+					want = append(want, at(when, u))
+				}
 			}
-			clear(pending)
 		}
 		unwatch := func(u string) {
 			if watchers[u]--; watchers[u] == 0 {
@@ -808,12 +811,40 @@ func TestDeliveryAgainstModel(t *testing.T) {
 			if watchers[u] == 0 {
 				return
 			}
-			pending[u] = true
+			if w := windows[u]; w != nil {
+				w.changed = true
+				return
+			}
+			lone = append(lone, u)
+			windows[u] = &modelWindow{end: now + window}
 		}
-		quietFlush := func(now time.Duration) { // after the changes of one call
-			if !open && len(pending) > 0 {
-				flush(now)
-				open, end = true, now+window
+		deliverLone := func(now time.Duration) { // after the changes of one call
+			deliver(now, lone)
+			lone = nil
+		}
+		endWindows := func(now time.Duration) { // those that ended since the last step, in order
+			for {
+				var first time.Duration = -1
+				for _, w := range windows {
+					if w.end <= now && (first < 0 || w.end < first) {
+						first = w.end
+					}
+				}
+				if first < 0 {
+					return
+				}
+				var batch []string
+				for u, w := range windows {
+					if w.end != first {
+						continue
+					}
+					delete(windows, u)
+					if w.changed {
+						batch = append(batch, u)
+						windows[u] = &modelWindow{end: first + window}
+					}
+				}
+				deliver(first, batch)
 			}
 		}
 		rng := rand.New(rand.NewPCG(3, 4))
@@ -823,14 +854,7 @@ func TestDeliveryAgainstModel(t *testing.T) {
 				wait(d)
 				now += d
 			}
-			for open && end <= now { // a window ended since the last step
-				if len(pending) == 0 {
-					open = false
-					break
-				}
-				flush(end)
-				end += window
-			}
+			endWindows(now)
 			s, u := rng.IntN(4), names[rng.IntN(len(names))]
 			switch op := rng.IntN(20); {
 			case op < 6:
@@ -858,7 +882,7 @@ func TestDeliveryAgainstModel(t *testing.T) {
 				m.Changed(u)
 				synctest.Wait()
 				changed(now, u)
-				quietFlush(now)
+				deliverLone(now)
 			default:
 				prefix := u[:len("test://a/")]
 				m.ChangedPrefix(prefix)
@@ -868,7 +892,7 @@ func TestDeliveryAgainstModel(t *testing.T) {
 						changed(now, u)
 					}
 				}
-				quietFlush(now)
+				deliverLone(now)
 			}
 		}
 		m.Close() // the window open, if any, is dropped
