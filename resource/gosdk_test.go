@@ -30,6 +30,18 @@ func changed(n int, name string) string {
 	return fmt.Sprintf("go-sdk behaviour %d (%s) of resource/gosdk.go changed", n, name)
 }
 
+// subscribingSDKServer returns a plain go-sdk server that accepts every
+// subscription and holds one resource, so that it advertises subscribe
+// and agrees to 2026-07-28 listens.
+func subscribingSDKServer() *mcp.Server {
+	s := sdkServer(&mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	s.AddResource(&mcp.Resource{URI: "x:marker", Name: "m"}, textResult("m"))
+	return s
+}
+
 // sdkServer returns a plain go-sdk server, its test logger discarded.
 func sdkServer(opts *mcp.ServerOptions) *mcp.Server {
 	if opts == nil {
@@ -284,11 +296,7 @@ func TestSDKUpdatesThroughMiddleware(t *testing.T) {
 	for _, version := range eras {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			s := sdkServer(&mcp.ServerOptions{
-				SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
-				UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-			})
-			s.AddResource(&mcp.Resource{URI: "x:marker", Name: "m"}, textResult("m"))
+			s := subscribingSDKServer()
 			var mu sync.Mutex
 			var dropFor *mcp.ServerSession // the session that gets x:mine; x:a is dropped for it
 			dropping := false
@@ -383,11 +391,7 @@ func TestSDKLaterSend(t *testing.T) {
 	for _, version := range eras {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			s := sdkServer(&mcp.ServerOptions{
-				SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
-				UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-			})
-			s.AddResource(&mcp.Resource{URI: "x:marker", Name: "m"}, textResult("m"))
+			s := subscribingSDKServer()
 			kept := make(chan func(), 100)
 			s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

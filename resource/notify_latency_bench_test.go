@@ -38,14 +38,7 @@ func BenchmarkNotifyLatency(b *testing.B) {
 		for _, version := range []string{"2025-11-25", "2026-07-28"} {
 			name := fmt.Sprintf("sessions=%d/era=%s", sessions, version)
 			b.Run(name+"/mcpres", func(b *testing.B) {
-				reg := newRegistry(b, nil)
-				if err := reg.Add(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead); err != nil {
-					b.Fatal(err)
-				}
-				n := newNotifyBench(b, sessions, version, &mcp.ServerOptions{
-					SubscribeHandler:   reg.Subscribe,
-					UnsubscribeHandler: reg.Unsubscribe,
-				}, func(s *mcp.Server) { resource.Mount(s, reg) })
+				reg, n := newLatencyRegistry(b, sessions, version)
 				n.latency(b, func() {
 					if err := reg.Changed(notifyURI); err != nil {
 						b.Fatal(err)
@@ -54,14 +47,7 @@ func BenchmarkNotifyLatency(b *testing.B) {
 			})
 			if sessions == 1_000 {
 				b.Run(fmt.Sprintf("sessions=%d/stalled=1/era=%s/mcpres", sessions, version), func(b *testing.B) {
-					reg := newRegistry(b, &resource.Options{Logger: quietLogger()}) // its stalled session's sends fail as it closes
-					if err := reg.Add(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead); err != nil {
-						b.Fatal(err)
-					}
-					n := newNotifyBench(b, sessions, version, &mcp.ServerOptions{
-						SubscribeHandler:   reg.Subscribe,
-						UnsubscribeHandler: reg.Unsubscribe,
-					}, func(s *mcp.Server) { resource.Mount(s, reg) })
+					reg, n := newLatencyRegistry(b, sessions, version)
 					n.stallOne(b, version)
 					n.latency(b, func() {
 						if err := reg.Changed(notifyURI); err != nil {
@@ -87,6 +73,21 @@ func BenchmarkNotifyLatency(b *testing.B) {
 			})
 		}
 	}
+}
+
+// newLatencyRegistry returns a registry holding notifyURI, mounted on the
+// server of a new notifyBench of sessions clients of version. Its log is
+// discarded: a stalled session's sends fail, and are logged, as it closes.
+func newLatencyRegistry(b *testing.B, sessions int, version string) (*resource.Registry, *notifyBench) {
+	reg := newRegistry(b, &resource.Options{Logger: quietLogger()})
+	if err := reg.Add(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead); err != nil {
+		b.Fatal(err)
+	}
+	n := newNotifyBench(b, sessions, version, &mcp.ServerOptions{
+		SubscribeHandler:   reg.Subscribe,
+		UnsubscribeHandler: reg.Unsubscribe,
+	}, func(s *mcp.Server) { resource.Mount(s, reg) })
+	return reg, n
 }
 
 // latency times change, made after a quiet spell, until every client has

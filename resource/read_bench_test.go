@@ -173,32 +173,24 @@ func checkReadBench(b *testing.B, uri string, res *mcp.ReadResourceResult, err e
 func BenchmarkReadStatic(b *testing.B) {
 	const uri = "bench://static/note.txt"
 	res := &mcp.Resource{URI: uri, Name: "note", MIMEType: "text/plain"}
-	b.Run("ReadResource", func(b *testing.B) {
-		reg := newRegistry(b, &resource.Options{Logger: slog.New(slog.DiscardHandler)})
-		if err := reg.Add(res, readBenchRead); err != nil {
-			b.Fatal(err)
-		}
-		req := &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}}
-		ctx := context.Background()
-		b.ReportAllocs()
-		for b.Loop() {
-			got, err := reg.ReadResource(ctx, req)
-			checkReadBench(b, uri, got, err)
-		}
-	})
-	b.Run("ReadResource/MIMEOff", func(b *testing.B) {
-		reg := newRegistry(b, &resource.Options{Logger: slog.New(slog.DiscardHandler), MIME: resource.MIMEOff})
-		if err := reg.Add(res, readBenchRead); err != nil {
-			b.Fatal(err)
-		}
-		req := &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}}
-		ctx := context.Background()
-		b.ReportAllocs()
-		for b.Loop() {
-			got, err := reg.ReadResource(ctx, req)
-			checkReadBench(b, uri, got, err)
-		}
-	})
+	for _, c := range []struct {
+		name string
+		mime resource.MIMEPolicy
+	}{{"ReadResource", resource.MIMEStrict}, {"ReadResource/MIMEOff", resource.MIMEOff}} {
+		b.Run(c.name, func(b *testing.B) {
+			reg := newRegistry(b, &resource.Options{Logger: slog.New(slog.DiscardHandler), MIME: c.mime})
+			if err := reg.Add(res, readBenchRead); err != nil {
+				b.Fatal(err)
+			}
+			req := &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: uri}}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				got, err := reg.ReadResource(ctx, req)
+				checkReadBench(b, uri, got, err)
+			}
+		})
+	}
 	b.Run("mounted", func(b *testing.B) {
 		reg := newRegistry(b, &resource.Options{Logger: slog.New(slog.DiscardHandler)})
 		if err := reg.Add(res, readBenchRead); err != nil {
