@@ -1,0 +1,136 @@
+// Package audit checks an MCP server's resources over the real protocol,
+// as a host would meet them, against the rules of the MCP specification:
+// that listing pages end and repeat nothing, that cursors are opaque and a
+// forged one is refused, that every listed URI is a valid URI, that each
+// read returns what its MIME type says, that an unknown resource is
+// answered as the negotiated protocol version requires, that templates are
+// valid RFC 6570 and their completions honest, that subscriptions refuse
+// what does not exist and deliver what changed.
+//
+// Run audits a server through a connected client session: a server in the
+// same process (mcptest.Connect), a binary over stdio, or a URL over
+// streamable HTTP. It works with a server written in any language. The
+// Report lists every rule broken, with the URI, the rule (and the words of
+// the specification it comes from) and what was seen; a rule may be
+// waived with a reason. mcptest.Audit runs it in a test and fails the test
+// on every violation; the mcpaudit command runs it from a shell.
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults and special values for Options.
+const (
+	// DefaultReads is how many listed resources Run reads when
+	// Options.Reads is zero.
+	DefaultReads = 100
+	// AllReads as Options.Reads reads every listed resource.
+	AllReads = math.MaxInt
+	// DefaultWait is how long Run waits for a notification when
+	// Options.Wait is zero.
+	DefaultWait = 5 * time.Second
+)
+
+// Options configures Run. The zero value audits with every default: it
+// reads the first DefaultReads listed resources and checks subscription
+// delivery only if Updates and Change are set.
+type Options struct {
+	// Reads is how many of the listed resources are read, in list order.
+	// Zero means DefaultReads; AllReads reads them all. Negative is an
+	// error.
+	Reads int
+	// Waive names rules (by Rule.ID) not to count as violations, each
+	// with the reason: a waived finding is still reported, marked as such.
+	// A name that is no rule's is an error.
+	Waive map[string]string
+	// Updates, if set, collects the notifications/resources/updated the
+	// audited session receives (set Updates.Handle as the client's
+	// ResourceUpdatedHandler). With Change, it lets Run check that a
+	// subscribed change arrives and an unsubscribed one does not.
+	Updates *Updates
+	// Change, if set, makes the server change the resource at uri (by
+	// whatever means the server offers: a write to its database, a file,
+	// an admin call). Run calls it for a listed resource it subscribed to,
+	// and again after unsubscribing.
+	Change func(ctx context.Context, uri string) error
+	// Wait is how long Run waits for a notification after Change. Zero
+	// means DefaultWait. Negative is an error.
+	Wait time.Duration
+}
+
+// Run audits the server at the other end of cs, at the protocol version
+// cs negotiated, and returns the report. It returns an error, and no
+// report, for options it refuses; and an error with the report so far if
+// the session fails (it cannot talk to the server at all), or ctx ends.
+// Everything the server answers wrongly is a Finding in the report, not an
+// error.
+func Run(ctx context.Context, cs *mcp.ClientSession, opts *Options) (*Report, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	c := &checker{
+		ctx:  ctx,
+		cs:   cs,
+		opts: o,
+		report: &Report{
+			Protocol: cs.InitializeResult().ProtocolVersion,
+			Server:   serverName(cs),
+		},
+	}
+	for _, step := range steps {
+		if err := ctx.Err(); err != nil {
+			return c.report, err
+		}
+		if err := step(c); err != nil {
+			return c.report, err
+		}
+	}
+	return c.report, nil
+}
+
+// check refuses options Run would have to guess at, and fills in the
+// defaults.
+func (o *Options) check() error {
+	var errs []error
+	if o.Reads < 0 {
+		errs = append(errs, fmt.Errorf("audit: negative Reads %d (AllReads reads every resource)", o.Reads))
+	}
+	if o.Wait < 0 {
+		errs = append(errs, fmt.Errorf("audit: negative Wait %v", o.Wait))
+	}
+	for id, reason := range o.Waive {
+		if _, ok := rulesByID[id]; !ok {
+			errs = append(errs, fmt.Errorf("audit: Waive names no rule: %q", id))
+		} else if reason == "" {
+			errs = append(errs, fmt.Errorf("audit: Waive %q gives no reason", id))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if o.Reads == 0 {
+		o.Reads = DefaultReads
+	}
+	if o.Wait == 0 {
+		o.Wait = DefaultWait
+	}
+	return nil
+}
+
+func serverName(cs *mcp.ClientSession) string {
+	if info := cs.InitializeResult().ServerInfo; info != nil {
+		return info.Name
+	}
+	return ""
+}
