@@ -85,3 +85,31 @@ func TestBrokenServer(t *testing.T) {
 	code, out, _ = mcpaudit(append(waive, "--", bin)...)
 	assert.Equal(t, 0, code, out)
 }
+
+// The README's worked example: the resources of go-sdk's "everything"
+// example, audited at 2025-11-25 and at 2026-07-28, break the rules the
+// README says they break, and no other.
+func TestEverythingExample(t *testing.T) {
+	t.Parallel()
+	bin := mcptest.Build(t, "../../audit/testdata/everything")
+	for _, c := range []struct {
+		protocol string
+		code     int
+		rules    []string
+	}{
+		{"2025-11-25", 1, []string{"MUST notfound.code", "SHOULD complete.unknown-argument"}},
+		{"2026-07-28", 0, []string{"SHOULD complete.unknown-argument"}},
+	} {
+		code, out, _ := mcpaudit("-protocol", c.protocol, "--", bin)
+		assert.Equal(t, c.code, code, out)
+		var rules []string
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "MUST ") || strings.HasPrefix(line, "SHOULD ") {
+				f := strings.Fields(line)
+				rules = append(rules, f[0]+" "+f[1])
+			}
+		}
+		assert.Equal(t, c.rules, rules, out)
+		assert.Contains(t, out, "skipped: subscriptions: the server does not advertise subscribe")
+	}
+}
