@@ -113,3 +113,30 @@ func TestEverythingExample(t *testing.T) {
 		assert.Contains(t, out, "skipped: subscriptions: the server does not advertise subscribe")
 	}
 }
+
+// Over stdio, the broken server of package audit's testdata breaking any
+// one rule (-break ID) makes mcpaudit report that rule, at a version where
+// the rule is checked, and exit 1 for a MUST rule; every rule but the two
+// of subscription delivery, which mcpaudit cannot check (it cannot change
+// a resource; see audit's TestRulesFire).
+func TestEachRuleOverStdio(t *testing.T) {
+	t.Parallel()
+	bin := mcptest.Build(t, "../../audit/testdata/broken")
+	for _, r := range audit.Rules() {
+		if r.ID == "subscribe.delivers" || r.ID == "subscribe.unsubscribed-silent" {
+			continue
+		}
+		protocol := "2026-07-28"
+		if r.ID == "subscribe.missing" {
+			protocol = "2025-11-25" // at 2026-07-28 go-sdk's client cannot see a refusal
+		}
+		t.Run(r.ID, func(t *testing.T) {
+			t.Parallel()
+			code, out, _ := mcpaudit("-protocol", protocol, "--", bin, "-break", r.ID)
+			assert.Contains(t, out, r.Severity.String()+" "+r.ID+" ", out)
+			if r.Severity == audit.Must {
+				assert.Equal(t, 1, code, out)
+			}
+		})
+	}
+}
