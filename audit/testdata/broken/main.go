@@ -1,287 +1,32 @@
 // Command broken is an MCP server over stdio that breaks the audit's rules
 // on purpose, for the tests of the mcpaudit command: with -break ID it
-// breaks rule ID alone (see mcpaudit -rules), on a server that otherwise
-// breaks none but go-sdk's not-found code before 2026-07-28; without it,
-// it breaks a few at once: a listed URI with credentials, JSON that does
-// not parse, a PNG that is a JPEG, and an unknown resource answered with
-// empty contents.
+// breaks rule ID alone (see mcpaudit -rules); without it, it breaks a few
+// at once: a listed URI with credentials, JSON that does not parse, a PNG
+// that is a JPEG, and an unknown resource answered with empty contents.
 package main
 
 import (
 	"context"
-	"encoding/base64"
 	"flag"
-	"fmt"
 	"log"
-	"log/slog"
-	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/mcpres/mcpres/audit/internal/broken"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func main() {
 	rule := flag.String("break", "", "break only the rule `ID`")
 	flag.Parse()
-	var server *mcp.Server
-	if *rule == "" {
-		server = severalBroken()
-	} else {
-		server = baseServer()
-		breakRule, ok := breakers[*rule]
+	server := broken.Several()
+	if *rule != "" {
+		breakRule, ok := broken.Breakers[*rule]
 		if !ok {
 			log.Fatalf("broken: no way to break rule %q", *rule)
 		}
+		server = broken.Base()
 		breakRule(server)
 	}
 	if err := server.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// severalBroken returns the server that breaks several rules at once.
-func severalBroken() *mcp.Server {
-	server := mcp.NewServer(&mcp.Implementation{Name: "broken", Version: "v0"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
-	server.AddResource(&mcp.Resource{URI: "https://user:secret@example.com/notes", Name: "notes", MIMEType: "text/plain"}, textRead("hello"))
-	server.AddResource(&mcp.Resource{URI: "data://config.json", Name: "config", MIMEType: "application/json"},
-		read(&mcp.ResourceContents{URI: "data://config.json", MIMEType: "application/json", Text: `{"name": "broken",`}))
-	jpeg := []byte{0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 'J', 'F', 'I', 'F', 0}
-	server.AddResource(&mcp.Resource{URI: "data://logo.png", Name: "logo", MIMEType: "image/png"},
-		read(&mcp.ResourceContents{URI: "data://logo.png", MIMEType: "image/png", Blob: jpeg}))
-	forge(server, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-		res, err := next(ctx, "resources/read", req)
-		if err != nil {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{}}, nil
-		}
-		return res, nil
-	})
-	return server
-}
-
-// baseServer returns a server that breaks no rule but go-sdk's not-found
-// code before 2026-07-28: two text resources, a template whose variable it
-// completes, and subscriptions to what exists only.
-func baseServer() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "broken", Version: "v0"}, &mcp.ServerOptions{
-		Logger: slog.New(slog.DiscardHandler),
-		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
-			if strings.Contains(req.Params.URI, "does-not-exist") { // the audit's made-up URI
-				return &jsonrpc.Error{Code: -32602, Message: "no such resource"}
-			}
-			return nil
-		},
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-			if req.Params.Argument.Name != "id" {
-				return nil, &jsonrpc.Error{Code: -32602, Message: "no such variable"}
-			}
-			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"1", "2"}, Total: 2}}, nil
-		},
-	})
-	s.AddResource(res("test://a", "a"), textRead("hello"))
-	s.AddResource(res("test://b", "b"), textRead("world"))
-	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "test://t/{id}", Name: "t", MIMEType: "text/plain"}, textRead("t"))
-	return s
-}
-
-// breakers break one rule each, on a baseServer. The subscription
-// delivery rules, which mcpaudit does not check (it cannot change a
-// resource), are not among them.
-var breakers = map[string]func(s *mcp.Server){
-	"list.ends": func(s *mcp.Server) {
-		listPages(s, map[string]*mcp.ListResourcesResult{
-			"":   {Resources: []*mcp.Resource{res("test://a", "a")}, NextCursor: "k1"},
-			"k1": {Resources: []*mcp.Resource{res("test://b", "b")}, NextCursor: "k1"},
-		})
-	},
-	"list.no-repeats": func(s *mcp.Server) {
-		listPages(s, map[string]*mcp.ListResourcesResult{
-			"":   {Resources: []*mcp.Resource{res("test://a", "a")}, NextCursor: "k1"},
-			"k1": {Resources: []*mcp.Resource{res("test://a", "a")}},
-		})
-	},
-	"list.stable": func(s *mcp.Server) {
-		n := 0
-		forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
-			if req.GetParams().(*mcp.ListResourcesParams).Cursor != "" {
-				return nil, &jsonrpc.Error{Code: -32602, Message: "invalid cursor"}
-			}
-			n++
-			return &mcp.ListResourcesResult{Resources: []*mcp.Resource{res([]string{"test://a", "test://b"}[n%2], "x")}}, nil
-		})
-	},
-	"cursor.invalid": func(s *mcp.Server) {
-		forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
-			if req.GetParams().(*mcp.ListResourcesParams).Cursor == "" {
-				return &mcp.ListResourcesResult{Resources: []*mcp.Resource{res("test://a", "a")}, NextCursor: "k1"}, nil
-			}
-			return &mcp.ListResourcesResult{Resources: []*mcp.Resource{res("test://b", "b")}}, nil
-		})
-	},
-	"cursor.opaque": func(s *mcp.Server) {
-		c := base64.StdEncoding.EncodeToString([]byte("after test://a"))
-		listPages(s, map[string]*mcp.ListResourcesResult{
-			"": {Resources: []*mcp.Resource{res("test://a", "a")}, NextCursor: c},
-			c:  {Resources: []*mcp.Resource{res("test://b", "b")}},
-		})
-	},
-	"list.uri": func(s *mcp.Server) {
-		listPages(s, map[string]*mcp.ListResourcesResult{"": {Resources: []*mcp.Resource{res("test://a", "a"), res("not a uri", "x")}}})
-	},
-	"list.uri-credentials": func(s *mcp.Server) { s.AddResource(res("https://u:p@example.com/x", "x"), textRead("x")) },
-	"list.name": func(s *mcp.Server) {
-		listPages(s, map[string]*mcp.ListResourcesResult{"": {Resources: []*mcp.Resource{res("test://a", "")}}})
-	},
-	"list.uri-template": func(s *mcp.Server) {
-		templatesAs(s, &mcp.ResourceTemplate{Name: "t"})
-	},
-	"read.listed": func(s *mcp.Server) {
-		listPages(s, map[string]*mcp.ListResourcesResult{"": {Resources: []*mcp.Resource{res("test://a", "a"), res("test://gone", "gone")}}})
-	},
-	"read.contents":     func(s *mcp.Server) { readAs(s, "test://b") },
-	"read.content-uri":  func(s *mcp.Server) { readAs(s, "test://b", &mcp.ResourceContents{MIMEType: "text/plain", Text: "x"}) },
-	"read.content-mime": func(s *mcp.Server) { readAs(s, "test://b", &mcp.ResourceContents{URI: "test://b", Text: "x"}) },
-	"read.text-or-blob": func(s *mcp.Server) {
-		readAs(s, "test://b", &mcp.ResourceContents{URI: "test://b", MIMEType: "text/plain", Text: "x", Blob: []byte("y")})
-	},
-	"read.true-type": func(s *mcp.Server) {
-		s.AddResource(&mcp.Resource{URI: "test://b", Name: "b", MIMEType: "application/json"},
-			read(&mcp.ResourceContents{URI: "test://b", MIMEType: "application/json", Text: `{"a":`}))
-	},
-	"read.text-as-text": func(s *mcp.Server) {
-		readAs(s, "test://b", &mcp.ResourceContents{URI: "test://b", MIMEType: "text/plain", Blob: []byte("plain text")})
-	},
-	"read.agrees-with-list": func(s *mcp.Server) {
-		readAs(s, "test://b", &mcp.ResourceContents{URI: "test://b", MIMEType: "text/markdown", Text: "# x"})
-	},
-	"notfound.error": func(s *mcp.Server) {
-		notFoundAs(s, func(string) (mcp.Result, error) { return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{}}, nil })
-	},
-	"notfound.code": func(s *mcp.Server) {
-		notFoundAs(s, func(string) (mcp.Result, error) { return nil, &jsonrpc.Error{Code: -32603, Message: "internal"} })
-	},
-	"notfound.data": func(s *mcp.Server) {
-		notFoundAs(s, func(version string) (mcp.Result, error) {
-			return nil, &jsonrpc.Error{Code: notFoundCode(version), Message: "not found"}
-		})
-	},
-	"notfound.malformed-uri": func(s *mcp.Server) {
-		notFoundAs(s, func(version string) (mcp.Result, error) {
-			return nil, &jsonrpc.Error{Code: -32603, Message: "internal"}
-		})
-	},
-	"template.syntax": func(s *mcp.Server) { templatesAs(s, &mcp.ResourceTemplate{URITemplate: "test://t/{id", Name: "t"}) },
-	"complete.max-values": func(s *mcp.Server) {
-		var values []string
-		for i := range 101 {
-			values = append(values, fmt.Sprint(i))
-		}
-		completeAs(s, values, 101, false)
-	},
-	"complete.total":    func(s *mcp.Server) { completeAs(s, []string{"1", "2", "3"}, 1, false) },
-	"complete.has-more": func(s *mcp.Server) { completeAs(s, []string{"1", "2", "3"}, 10, false) },
-	"complete.unknown-argument": func(s *mcp.Server) {
-		forge(s, "completion/complete", func(context.Context, mcp.Request, mcp.MethodHandler) (mcp.Result, error) {
-			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"x"}}}, nil
-		})
-	},
-	"subscribe.missing": func(s *mcp.Server) {
-		forge(s, "resources/subscribe", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-			req.GetParams().(*mcp.SubscribeParams).URI = "test://a" // accepted as if it named test://a
-			return next(ctx, "resources/subscribe", req)
-		})
-	},
-	"cache.hints": func(s *mcp.Server) {
-		forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-			r, err := next(ctx, "resources/read", req)
-			if rr, ok := r.(*mcp.ReadResourceResult); ok && rr != nil {
-				rr.CacheScope = "shared"
-			}
-			return r, err
-		})
-	},
-}
-
-func notFoundCode(version string) int64 {
-	if version >= "2026-07-28" {
-		return -32602
-	}
-	return -32002
-}
-
-func res(uri, name string) *mcp.Resource { return &mcp.Resource{URI: uri, Name: name, MIMEType: "text/plain"} }
-
-func textRead(text string) mcp.ResourceHandler {
-	return func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: text}}}, nil
-	}
-}
-
-func read(contents ...*mcp.ResourceContents) mcp.ResourceHandler {
-	return func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: contents}, nil
-	}
-}
-
-// forge makes s answer method with answer instead of its own handler.
-func forge(s *mcp.Server, method string, answer func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error)) {
-	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, m string, req mcp.Request) (mcp.Result, error) {
-			if m == method {
-				return answer(ctx, req, next)
-			}
-			return next(ctx, m, req)
-		}
-	})
-}
-
-// listPages answers resources/list with pages by cursor; any other cursor
-// is -32602.
-func listPages(s *mcp.Server, pages map[string]*mcp.ListResourcesResult) {
-	forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
-		if p, ok := pages[req.GetParams().(*mcp.ListResourcesParams).Cursor]; ok {
-			return p, nil
-		}
-		return nil, &jsonrpc.Error{Code: -32602, Message: "invalid cursor"}
-	})
-}
-
-// templatesAs answers resources/templates/list with t alone.
-func templatesAs(s *mcp.Server, t *mcp.ResourceTemplate) {
-	forge(s, "resources/templates/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
-		if req.GetParams().(*mcp.ListResourceTemplatesParams).Cursor != "" {
-			return nil, &jsonrpc.Error{Code: -32602, Message: "invalid cursor"}
-		}
-		return &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{t}}, nil
-	})
-}
-
-// readAs answers a read of uri with contents.
-func readAs(s *mcp.Server, uri string, contents ...*mcp.ResourceContents) {
-	forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-		if req.GetParams().(*mcp.ReadResourceParams).URI == uri {
-			return &mcp.ReadResourceResult{Contents: contents}, nil
-		}
-		return next(ctx, "resources/read", req)
-	})
-}
-
-// notFoundAs answers a read of anything the base server does not hold.
-func notFoundAs(s *mcp.Server, answer func(version string) (mcp.Result, error)) {
-	forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-		uri := req.GetParams().(*mcp.ReadResourceParams).URI
-		if uri == "test://a" || uri == "test://b" || strings.HasPrefix(uri, "test://t/") {
-			return next(ctx, "resources/read", req)
-		}
-		return answer(req.GetSession().(*mcp.ServerSession).InitializeParams().ProtocolVersion)
-	})
-}
-
-func completeAs(s *mcp.Server, values []string, total int, hasMore bool) {
-	forge(s, "completion/complete", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-		if req.GetParams().(*mcp.CompleteParams).Argument.Name != "id" {
-			return next(ctx, "completion/complete", req)
-		}
-		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: total, HasMore: hasMore}}, nil
-	})
 }
