@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpres/mcpres/audit"
+	"github.com/mcpres/mcpres/audit/internal/broken"
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -41,16 +42,7 @@ func connect(t *testing.T, s *mcp.Server, version string, u *audit.Updates) *mcp
 
 // forge makes s answer method with answer instead of its own handler: a
 // way to make a server break a rule go-sdk would not let it break.
-func forge(s *mcp.Server, method string, answer func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error)) {
-	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, m string, req mcp.Request) (mcp.Result, error) {
-			if m == method {
-				return answer(ctx, req, next)
-			}
-			return next(ctx, m, req)
-		}
-	})
-}
+var forge = broken.Forge
 
 // run audits cs with opts, failing t if Run returns an error.
 func run(t *testing.T, cs *mcp.ClientSession, opts *audit.Options) *audit.Report {

@@ -24,7 +24,7 @@ func Several() *mcp.Server {
 	jpeg := []byte{0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 'J', 'F', 'I', 'F', 0}
 	server.AddResource(&mcp.Resource{URI: "data://logo.png", Name: "logo", MIMEType: "image/png"},
 		read(&mcp.ResourceContents{URI: "data://logo.png", MIMEType: "image/png", Blob: jpeg}))
-	forge(server, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	Forge(server, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 		res, err := next(ctx, "resources/read", req)
 		if err != nil {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{}}, nil
@@ -78,7 +78,7 @@ var Breakers = map[string]func(s *mcp.Server){
 	},
 	"list.stable": func(s *mcp.Server) {
 		n := 0
-		forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
+		Forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
 			if req.GetParams().(*mcp.ListResourcesParams).Cursor != "" {
 				return nil, &jsonrpc.Error{Code: -32602, Message: "invalid cursor"}
 			}
@@ -87,7 +87,7 @@ var Breakers = map[string]func(s *mcp.Server){
 		})
 	},
 	"cursor.invalid": func(s *mcp.Server) {
-		forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
+		Forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
 			if req.GetParams().(*mcp.ListResourcesParams).Cursor == "" {
 				return &mcp.ListResourcesResult{Resources: []*mcp.Resource{res("test://a", "a")}, NextCursor: "k1"}, nil
 			}
@@ -144,7 +144,7 @@ var Breakers = map[string]func(s *mcp.Server){
 		})
 	},
 	"notfound.malformed-uri": func(s *mcp.Server) {
-		forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+		Forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 			if !strings.Contains(req.GetParams().(*mcp.ReadResourceParams).URI, "://") { // not a URI
 				return nil, &jsonrpc.Error{Code: -32603, Message: "internal"}
 			}
@@ -162,18 +162,18 @@ var Breakers = map[string]func(s *mcp.Server){
 	"complete.total":    func(s *mcp.Server) { completeAs(s, []string{"1", "2", "3"}, 1, false) },
 	"complete.has-more": func(s *mcp.Server) { completeAs(s, []string{"1", "2", "3"}, 10, false) },
 	"complete.unknown-argument": func(s *mcp.Server) {
-		forge(s, "completion/complete", func(context.Context, mcp.Request, mcp.MethodHandler) (mcp.Result, error) {
+		Forge(s, "completion/complete", func(context.Context, mcp.Request, mcp.MethodHandler) (mcp.Result, error) {
 			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"x"}}}, nil
 		})
 	},
 	"subscribe.missing": func(s *mcp.Server) {
-		forge(s, "resources/subscribe", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+		Forge(s, "resources/subscribe", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 			req.GetParams().(*mcp.SubscribeParams).URI = "test://a" // accepted as if it named test://a
 			return next(ctx, "resources/subscribe", req)
 		})
 	},
 	"cache.hints": func(s *mcp.Server) {
-		forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+		Forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 			r, err := next(ctx, "resources/read", req)
 			if rr, ok := r.(*mcp.ReadResourceResult); ok && rr != nil {
 				rr.CacheScope = "shared"
@@ -206,8 +206,9 @@ func read(contents ...*mcp.ResourceContents) mcp.ResourceHandler {
 	}
 }
 
-// forge makes s answer method with answer instead of its own handler.
-func forge(s *mcp.Server, method string, answer func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error)) {
+// Forge makes s answer method with answer instead of its own handler:
+// a way to make a server break a rule go-sdk would not let it break.
+func Forge(s *mcp.Server, method string, answer func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error)) {
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, m string, req mcp.Request) (mcp.Result, error) {
 			if m == method {
@@ -221,7 +222,7 @@ func forge(s *mcp.Server, method string, answer func(ctx context.Context, req mc
 // listPages answers resources/list with pages by cursor; any other cursor
 // is -32602.
 func listPages(s *mcp.Server, pages map[string]*mcp.ListResourcesResult) {
-	forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
+	Forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
 		if p, ok := pages[req.GetParams().(*mcp.ListResourcesParams).Cursor]; ok {
 			return p, nil
 		}
@@ -231,7 +232,7 @@ func listPages(s *mcp.Server, pages map[string]*mcp.ListResourcesResult) {
 
 // templatesAs answers resources/templates/list with t alone.
 func templatesAs(s *mcp.Server, t *mcp.ResourceTemplate) {
-	forge(s, "resources/templates/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
+	Forge(s, "resources/templates/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
 		if req.GetParams().(*mcp.ListResourceTemplatesParams).Cursor != "" {
 			return nil, &jsonrpc.Error{Code: -32602, Message: "invalid cursor"}
 		}
@@ -241,7 +242,7 @@ func templatesAs(s *mcp.Server, t *mcp.ResourceTemplate) {
 
 // readAs answers a read of uri with contents.
 func readAs(s *mcp.Server, uri string, contents ...*mcp.ResourceContents) {
-	forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	Forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 		if req.GetParams().(*mcp.ReadResourceParams).URI == uri {
 			return &mcp.ReadResourceResult{Contents: contents}, nil
 		}
@@ -251,7 +252,7 @@ func readAs(s *mcp.Server, uri string, contents ...*mcp.ResourceContents) {
 
 // notFoundAs answers a read of anything the base server does not hold.
 func notFoundAs(s *mcp.Server, answer func(version string) (mcp.Result, error)) {
-	forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	Forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 		uri := req.GetParams().(*mcp.ReadResourceParams).URI
 		if uri == "test://a" || uri == "test://b" || strings.HasPrefix(uri, "test://t/") {
 			return next(ctx, "resources/read", req)
@@ -261,7 +262,7 @@ func notFoundAs(s *mcp.Server, answer func(version string) (mcp.Result, error)) 
 }
 
 func completeAs(s *mcp.Server, values []string, total int, hasMore bool) {
-	forge(s, "completion/complete", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	Forge(s, "completion/complete", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 		if req.GetParams().(*mcp.CompleteParams).Argument.Name != "id" {
 			return next(ctx, "completion/complete", req)
 		}
