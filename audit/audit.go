@@ -63,6 +63,13 @@ type Options struct {
 	// Wait is how long Run waits for a notification after Change. Zero
 	// means DefaultWait. Negative is an error.
 	Wait time.Duration
+	// Subscribe, if set, subscribes to uri by other means than the
+	// session, and returns nil if the server accepted, its error if it
+	// refused. Run uses it to check that a subscription to nothing is
+	// refused at 2026-07-28 and later, where go-sdk's client does not
+	// report a refusal; without it, that check is skipped there. For a
+	// server over streamable HTTP, SubscribeHTTP does it.
+	Subscribe func(ctx context.Context, uri string) error
 }
 
 // Run audits the server at the other end of cs, at the protocol version

@@ -3,6 +3,8 @@ package audit_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -173,4 +175,48 @@ func TestRules(t *testing.T) {
 		assert.Contains(t, []audit.Severity{audit.Must, audit.Should}, r.Severity, r.ID)
 		assert.NotEmpty(t, r.Spec, r.ID)
 	}
+}
+
+// Over streamable HTTP at 2026-07-28, Options.Subscribe with
+// SubscribeHTTP checks what go-sdk's client cannot: that a subscription to
+// nothing is refused. The registry refuses it; a plain go-sdk server
+// whose SubscribeHandler accepts everything does not.
+func TestSubscribeHTTP(t *testing.T) {
+	t.Parallel()
+	const version = "2026-07-28"
+	audited := func(t *testing.T, handler http.Handler) *audit.Report {
+		hs := httptest.NewServer(handler)
+		t.Cleanup(hs.Close)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "auditor"}, nil).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: hs.URL}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		require.NoError(t, err)
+		t.Cleanup(func() { cs.Close() })
+		require.Equal(t, version, cs.InitializeResult().ProtocolVersion)
+		return run(t, cs, &audit.Options{Subscribe: func(ctx context.Context, uri string) error {
+			return audit.SubscribeHTTP(ctx, hs.Client(), hs.URL, version, uri)
+		}})
+	}
+	t.Run("registry", func(t *testing.T) {
+		t.Parallel()
+		reg, err := resource.NewRegistry(&resource.Options{Logger: quiet})
+		require.NoError(t, err)
+		t.Cleanup(func() { reg.Close() })
+		require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://a", Name: "a", MIMEType: "text/plain"}, resource.Text("a")))
+		server, err := reg.NewServer(&mcp.Implementation{Name: "registry"}, &mcp.ServerOptions{Logger: quiet})
+		require.NoError(t, err)
+		r := audited(t, resource.NewHTTPHandler(server, nil))
+		assert.Empty(t, ruleIDs(r), "%s", r)
+		for _, skipped := range r.Skipped {
+			assert.NotContains(t, skipped, "subscription to nothing", "the refusal was checked")
+		}
+	})
+	t.Run("go-sdk", func(t *testing.T) {
+		t.Parallel()
+		s := plainServer()
+		s.AddResource(&mcp.Resource{URI: "docs://a", Name: "a", MIMEType: "text/plain"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "a"}}}, nil
+		})
+		r := audited(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+		assert.Contains(t, ruleIDs(r), "subscribe.missing", "%s", r)
+	})
 }

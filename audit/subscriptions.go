@@ -39,13 +39,20 @@ func checkSubscriptions(c *checker) error {
 		c.report.Skipped = append(c.report.Skipped, "subscriptions: the server does not advertise subscribe")
 		return nil
 	}
-	if c.protocolAtLeast("2026-07-28") {
-		c.report.Skipped = append(c.report.Skipped, "subscription to nothing: at 2026-07-28 go-sdk's client does not report a refused subscriptions/listen (audit at an earlier version to check it)")
-	} else if uri, ok := c.missingURI(); ok {
-		refused, cancel := c.subscribe(uri)
-		cancel()
-		if !refused {
-			c.fail(ruleSubscribeMissing, uri, "a subscription to a URI that names nothing was accepted")
+	if uri, ok := c.missingURI(); ok {
+		switch {
+		case c.protocolAtLeast("2026-07-28") && c.opts.Subscribe != nil:
+			if err := c.opts.Subscribe(c.ctx, uri); err == nil {
+				c.fail(ruleSubscribeMissing, uri, "a subscriptions/listen to a URI that names nothing was acknowledged")
+			}
+		case c.protocolAtLeast("2026-07-28"):
+			c.report.Skipped = append(c.report.Skipped, "subscription to nothing: at 2026-07-28 go-sdk's client does not report a refused subscriptions/listen (set Options.Subscribe, as mcpaudit -url does, or audit at an earlier version)")
+		default:
+			refused, cancel := c.subscribe(uri)
+			cancel()
+			if !refused {
+				c.fail(ruleSubscribeMissing, uri, "a subscription to a URI that names nothing was accepted")
+			}
 		}
 	}
 	if c.opts.Updates == nil || c.opts.Change == nil || len(c.resources) == 0 {

@@ -323,7 +323,7 @@ func TestSDKUpdatesThroughMiddleware(t *testing.T) {
 			})
 			got := map[string]chan string{}
 			for _, name := range []string{"kept", "dropped"} {
-				ch := make(chan string, 100)
+				ch := make(chan string, 10_000) // never full: a blocked handler would hold up the client
 				got[name] = ch
 				cs := mcptest.Connect(t, s, version, &mcp.ClientOptions{
 					ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { ch <- req.Params.URI },

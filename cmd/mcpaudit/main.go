@@ -158,7 +158,16 @@ func auditServer(ctx context.Context, cfg *config) (*audit.Report, error) {
 		return nil, fmt.Errorf("connecting: %w", err)
 	}
 	defer cs.Close()
-	return audit.Run(ctx, cs, &audit.Options{Reads: cfg.reads, Waive: cfg.waive, Updates: updates})
+	opts := &audit.Options{Reads: cfg.reads, Waive: cfg.waive, Updates: updates}
+	if version := cs.InitializeResult().ProtocolVersion; cfg.url != "" && version >= "2026-07-28" {
+		// go-sdk's client does not report a refused listen: ask with one of
+		// our own.
+		client := &http.Client{Transport: headerTransport{cfg.headers, http.DefaultTransport}}
+		opts.Subscribe = func(ctx context.Context, uri string) error {
+			return audit.SubscribeHTTP(ctx, client, cfg.url, version, uri)
+		}
+	}
+	return audit.Run(ctx, cs, opts)
 }
 
 // headerTransport adds headers to every request.

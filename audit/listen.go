@@ -1,0 +1,110 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// SubscribeHTTP asks the streamable HTTP server at url, as a client of
+// protocol version 2026-07-28 or later, to subscribe to uri with a
+// subscriptions/listen of its own, and returns its answer: nil if the
+// server acknowledged the subscription, its *jsonrpc.Error if it refused.
+// It reads only the first message of the listen and hangs up, which ends
+// it. It returns another error if it cannot reach the server or the answer
+// is neither.
+//
+// go-sdk's client subscribes a 2026-07-28 session in the background and
+// does not report a refusal; set Options.Subscribe to a call of
+// SubscribeHTTP to check refusals of a server reached over HTTP.
+func SubscribeHTTP(ctx context.Context, client *http.Client, url, version, uri string) error {
+	body, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+		"params": map[string]any{
+			"_meta": map[string]any{
+				mcp.MetaKeyProtocolVersion:    version,
+				mcp.MetaKeyClientInfo:         map[string]string{"name": "mcpres-audit", "version": "v1"},
+				mcp.MetaKeyClientCapabilities: map[string]any{},
+			},
+			"notifications": map[string]any{"resourceSubscriptions": []string{uri}},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	ctx, hangUp := context.WithCancel(ctx)
+	defer hangUp()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", version)
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("subscriptions/listen to %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	msg, err := firstMessage(resp)
+	if err != nil {
+		return fmt.Errorf("subscriptions/listen to %s: HTTP %s: %w", url, resp.Status, err)
+	}
+	switch msg := msg.(type) {
+	case *jsonrpc.Response:
+		if msg.Error == nil {
+			return errors.New("subscriptions/listen ended at once, without an error: nothing was subscribed")
+		}
+		var e *jsonrpc.Error
+		if errors.As(msg.Error, &e) {
+			return e
+		}
+		return msg.Error
+	case *jsonrpc.Request:
+		if msg.Method == "notifications/subscriptions/acknowledged" {
+			return nil
+		}
+		return fmt.Errorf("subscriptions/listen: the first message is %s, not the acknowledgment", msg.Method)
+	}
+	return fmt.Errorf("subscriptions/listen: unexpected message %T", msg)
+}
+
+// firstMessage returns the first JSON-RPC message of resp: its body, or
+// the first event of an event stream.
+func firstMessage(resp *http.Response) (jsonrpc.Message, error) {
+	var data []byte
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
+				data = []byte(strings.TrimSpace(d))
+				break
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if data, err = io.ReadAll(resp.Body); err != nil {
+			return nil, err
+		}
+	}
+	if len(data) == 0 {
+		return nil, errors.New("no message")
+	}
+	return jsonrpc.DecodeMessage(data)
+}
