@@ -6,9 +6,10 @@
 // StartServer for a server the test reads the log of, stops or restarts)
 // and connects to that, with a bearer token if the server wants one. It
 // lists every page of the server's resources, waits for the updates and
-// list_changed a client is sent (Notifications), and tells whether a
-// server accepts a subscription in every protocol era (SubscribeHTTP;
-// Versions names them).
+// list_changed a client is sent (Notifications), tells whether a server
+// accepts a subscription in every protocol era (SubscribeHTTP; Versions
+// names them), and audits a server's resources against the MCP
+// specification (Audit, which runs package audit).
 //
 // Every helper takes the test's testing.TB, fails the test (with
 // t.Fatal or an equivalent require call) when it cannot do its job, and
