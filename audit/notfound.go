@@ -13,11 +13,11 @@ import (
 // The rules of a read of what does not exist.
 var (
 	ruleNotFoundError = newRule("notfound.error", Must,
-		`resources, error handling: "Resource not found" is an error; a read of a URI that names nothing must not succeed, not even with empty contents`)
+		`resources, error handling: "Resource not found" is an error, in every version; 2026-07-28 (SEP-2164): "Servers MUST NOT return an empty contents array for a non-existent resource"`)
 	ruleNotFoundCode = newRule("notfound.code", Must,
 		`resources, error handling: "Resource not found: -32002" (2025-06-18, 2025-11-25); from 2026-07-28 (SEP-2164) a resource not found is -32602 (Invalid params)`)
 	ruleNotFoundData = newRule("notfound.data", Should,
-		`resources, error handling: the not-found error's "data" names the URI: {"uri": ...}`)
+		`resources, error handling: the not-found error names the URI in its "data", as the specification's example does: "data": {"uri": "file:///nonexistent.txt"}`)
 	ruleMalformedURI = newRule("notfound.malformed-uri", Should,
 		`JSON-RPC: a request whose params are not valid is answered with -32602 (Invalid params); a string that is not a URI is not a valid resource URI`)
 )
@@ -84,12 +84,26 @@ func (c *checker) missingURI() (string, bool) {
 	rand.Read(b)
 	for _, s := range schemes {
 		scheme, _, ok := strings.Cut(s, ":")
-		if ok && scheme != "" && !strings.ContainsAny(scheme, "{}/?#") {
+		if ok && validScheme(scheme) {
 			u := &url.URL{Scheme: scheme, Host: "mcpres-audit.invalid", Path: "/does-not-exist-" + hex.EncodeToString(b)}
 			return u.String(), true
 		}
 	}
 	return "", false
+}
+
+// validScheme reports whether s is a URI scheme (RFC 3986, section 3.1):
+// a letter, then letters, digits, "+", "-" and ".".
+func validScheme(s string) bool {
+	for i, r := range s {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
+		case i > 0 && ('0' <= r && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 // namesURI reports whether data is a JSON object whose "uri" is uri.
@@ -100,6 +114,7 @@ func namesURI(data json.RawMessage, uri string) bool {
 	return json.Unmarshal(data, &d) == nil && d.URI == uri
 }
 
+// dataText returns data as text for a finding, or "absent".
 func dataText(data json.RawMessage) string {
 	if len(data) == 0 {
 		return "absent"
@@ -107,6 +122,7 @@ func dataText(data json.RawMessage) string {
 	return string(data)
 }
 
+// contentCount returns how many contents res holds.
 func contentCount(res *mcp.ReadResourceResult) int {
 	if res == nil {
 		return 0

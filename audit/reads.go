@@ -1,9 +1,11 @@
 package audit
 
 import (
+	"encoding/base64"
 	"errors"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcpres/mcpres/mimetype"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,21 +14,21 @@ import (
 // The rules of resources/read, for listed resources.
 var (
 	ruleReadListed = newRule("read.listed", Must,
-		`resources: clients read a listed resource with resources/read; a resource the server lists is one it serves`)
+		`resources: "To retrieve resource contents, clients send a resources/read request"; a resource the server lists is one it serves`)
 	ruleReadContents = newRule("read.contents", Must,
-		`resources/read: the result holds "contents", the resource's text or binary contents; a read of a resource that exists returns at least one`)
+		`resources/read: the result's "contents" holds the resource's text or binary contents; a read of a resource that exists returns at least one`)
 	ruleReadContentURI = newRule("read.content-uri", Must,
-		`resource contents: each content has a "uri" (required in the schema)`)
+		`resource contents: "uri": "The URI of this resource." (required by the schema)`)
 	ruleReadContentType = newRule("read.content-mime", Should,
-		`resource contents: "mimeType" is optional, but without it a host must guess how to show the content`)
+		`resource contents: "mimeType": "The MIME type of this resource, if known"; without it a host must guess how to show the content`)
 	ruleReadOneOf = newRule("read.text-or-blob", Must,
-		`resource contents: "Resources can contain two types of content": text ("text") or binary ("blob", base64), exactly one of them`)
+		`resource contents: "Resources can contain either text or binary data": "text", or "blob", "A base64-encoded string representing the binary data of the item", exactly one of them`)
 	ruleReadTrueType = newRule("read.true-type", Must,
 		`resource contents: the "mimeType" says what the content is; a host renders and parses it by that type (text that is UTF-8, JSON that parses, XML that is well formed, a signature that matches)`)
 	ruleReadTextAsText = newRule("read.text-as-text", Should,
-		`resources: text resources "contain UTF-8 encoded text data"; a textual type sent as a blob hides text from a host that shows text`)
+		`resource contents: text resources "contain UTF-8 encoded text data"; a textual type sent as a blob hides text from a host that shows text`)
 	ruleReadAgrees = newRule("read.agrees-with-list", Should,
-		`a resource read says what its listing said: the same MIME type, and as many bytes as its "size" annotation`)
+		`a resource read says what its listing said: the same "mimeType", and as many bytes as its "size", "The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known"`)
 )
 
 // checkReads reads the first Options.Reads listed resources and checks
@@ -42,7 +44,12 @@ func checkReads(c *checker) error {
 			if c.sessionFailed(err) {
 				return err
 			}
-			c.fail(ruleReadListed, r.URI, "a listed resource cannot be read: %v", err)
+			var corrupt base64.CorruptInputError
+			if errors.As(err, &corrupt) {
+				c.fail(ruleReadOneOf, r.URI, "a blob that is not valid base64: %v", corrupt)
+			} else {
+				c.fail(ruleReadListed, r.URI, "a listed resource cannot be read: %v", err)
+			}
 			continue
 		}
 		c.checkContents(r, res)
@@ -89,18 +96,38 @@ func (c *checker) checkType(uri, declared string, content *mcp.ResourceContents)
 		}
 		return
 	}
-	var m *mimetype.MismatchError
-	if !errors.As(mimetype.Validate(declared, content), &m) {
+	m := mismatch(declared, content)
+	if m == nil {
 		return
 	}
-	switch m.Rule {
-	case mimetype.RuleOneOf:
+	switch {
+	case m.Rule == mimetype.RuleOneOf:
 		c.fail(ruleReadOneOf, uri, "%s", m.Detail)
-	case mimetype.RuleTextual:
-		c.fail(ruleReadTextAsText, uri, "%s, declared %q, is sent as a blob", m.Detail, declared)
+	case m.Rule == mimetype.RuleTextual && content.Blob == nil:
+		// A charset other than UTF-8 declared for a text, which is UTF-8.
+		c.fail(ruleReadTrueType, uri, "declared %q: %s", declared, m.Detail)
+	case m.Rule == mimetype.RuleTextual && !utf8.Valid(content.Blob):
+		c.fail(ruleReadTrueType, uri, "declared %q, UTF-8 text: a blob of %d bytes that is not UTF-8", declared, len(content.Blob))
+	case m.Rule == mimetype.RuleTextual:
+		c.fail(ruleReadTextAsText, uri, "declared %q, UTF-8 text: %s", declared, m.Detail)
+		// Judge the blob as the text it should have been: JSON that
+		// does not parse is no better for coming as a blob.
+		if m := mismatch(declared, &mcp.ResourceContents{Text: string(content.Blob)}); m != nil {
+			c.fail(ruleReadTrueType, uri, "declared %q: %s: %s", declared, m.Rule, m.Detail)
+		}
 	default:
 		c.fail(ruleReadTrueType, uri, "declared %q: %s: %s", declared, m.Rule, m.Detail)
 	}
+}
+
+// mismatch returns the rule of package mimetype that content breaks for
+// the type declared, or nil.
+func mismatch(declared string, content *mcp.ResourceContents) *mimetype.MismatchError {
+	var m *mimetype.MismatchError
+	if errors.As(mimetype.Validate(declared, content), &m) {
+		return m
+	}
+	return nil
 }
 
 // sameType reports whether MIME types a and b name the same type,
