@@ -14,8 +14,8 @@ import (
 var (
 	ruleNotFoundError = newRule("notfound.error", Must,
 		`resources, error handling: "Resource not found" is an error, in every version; 2026-07-28 (SEP-2164): "Servers MUST NOT return an empty contents array for a non-existent resource"`)
-	ruleNotFoundCode = newRule("notfound.code", Must,
-		`resources, error handling: "Resource not found: -32002" (2025-06-18, 2025-11-25); from 2026-07-28 (SEP-2164) a resource not found is -32602 (Invalid params)`)
+	ruleNotFoundCode = newRule("notfound.code", Should,
+		`resources, error handling: "Servers SHOULD return standard JSON-RPC errors for common failure cases: Resource not found: -32002" (2025-06-18, 2025-11-25); from 2026-07-28 (SEP-2164) a resource not found is -32602 (Invalid params)`)
 	ruleNotFoundData = newRule("notfound.data", Should,
 		`resources, error handling: the not-found error names the URI in its "data", as the specification's example does: "data": {"uri": "file:///nonexistent.txt"}`)
 	ruleMalformedURI = newRule("notfound.malformed-uri", Should,

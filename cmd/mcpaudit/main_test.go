@@ -97,7 +97,7 @@ func TestEverythingExample(t *testing.T) {
 		code     int
 		rules    []string
 	}{
-		{"2025-11-25", 1, []string{"MUST notfound.code", "SHOULD complete.unknown-argument"}},
+		{"2025-11-25", 0, []string{"SHOULD notfound.code", "SHOULD complete.unknown-argument"}},
 		{"2026-07-28", 0, []string{"SHOULD complete.unknown-argument"}},
 	} {
 		code, out, _ := mcpaudit("-protocol", c.protocol, "--", bin)
