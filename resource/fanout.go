@@ -37,10 +37,10 @@ type fanout struct {
 	queues map[*mcp.ServerSession]*sendQueue // sessions with a goroutine sending
 }
 
-// A sendQueue is what waits to be sent to one session, in order.
+// A sendQueue is what waits to be sent to one session, in order: at most
+// one send of each key, so a short slice a send looks through.
 type sendQueue struct {
-	sends   []queuedSend
-	waiting map[sendKey]bool // the keys of sends
+	sends []queuedSend
 }
 
 // A sendKey says which notifications are one: the method, and for
@@ -67,14 +67,15 @@ func (f *fanout) send(ctx context.Context, logger *slog.Logger, s *mcp.ServerSes
 		if f.queues == nil {
 			f.queues = make(map[*mcp.ServerSession]*sendQueue)
 		}
-		q = &sendQueue{waiting: make(map[sendKey]bool)}
+		q = &sendQueue{}
 		f.queues[s] = q
 		go f.run(ctx, logger, s, q)
 	}
-	if q.waiting[qs.key] {
-		return
+	for _, waiting := range q.sends {
+		if waiting.key == qs.key {
+			return
+		}
 	}
-	q.waiting[qs.key] = true
 	q.sends = append(q.sends, qs)
 }
 
@@ -90,7 +91,6 @@ func (f *fanout) run(ctx context.Context, logger *slog.Logger, s *mcp.ServerSess
 		qs := q.sends[0]
 		q.sends[0] = queuedSend{} // let go of the request
 		q.sends = q.sends[1:]
-		delete(q.waiting, qs.key)
 		f.mu.Unlock()
 
 		if qs.before != nil && !qs.before(ctx, qs.req) {
