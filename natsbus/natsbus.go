@@ -271,7 +271,7 @@ func (b *Bus) send(batch []subscribe.Change) error {
 func (b *Bus) encode(batch []subscribe.Change, limit int) (int, error) {
 	n := len(batch)
 	for {
-		data, err := subscribe.Message{From: b.id, Changes: batch[:n]}.AppendJSON(b.buf[:0])
+		data, err := subscribe.Message{From: b.id, Sent: time.Now(), Changes: batch[:n]}.AppendJSON(b.buf[:0])
 		if err != nil {
 			return 0, fmt.Errorf("natsbus: %w", err)
 		}

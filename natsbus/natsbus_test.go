@@ -85,7 +85,8 @@ func connect(t testing.TB, url string, opts *natsbus.Options) *natsbus.Bus {
 // A recorder records the changes a listener is given.
 type recorder struct {
 	mu      sync.Mutex
-	changes []subscribe.Change
+	changes []subscribe.Change // without their Sent
+	sent    []time.Time        // their Sent
 	signal  chan struct{}
 }
 
@@ -95,6 +96,8 @@ func listen(t *testing.T, b *natsbus.Bus) *recorder {
 	r := &recorder{signal: make(chan struct{}, 1)}
 	stop, err := b.Listen(func(c subscribe.Change) {
 		r.mu.Lock()
+		r.sent = append(r.sent, c.Sent)
+		c.Sent = time.Time{} // compared apart
 		r.changes = append(r.changes, c)
 		r.mu.Unlock()
 		select {
@@ -185,6 +188,11 @@ func TestChangesReachOtherBuses(t *testing.T) {
 	for _, r := range []*recorder{rb, rc} {
 		r.waitFor(t, changes[len(changes)-1])
 		assert.Equal(t, changes, r.all())
+		r.mu.Lock()
+		for _, sent := range r.sent {
+			assert.WithinDuration(t, time.Now(), sent, waitTimeout, "a Bus says when it sent a change")
+		}
+		r.mu.Unlock()
 	}
 
 	nc, err := nats.Connect(ns.ClientURL())
@@ -195,6 +203,7 @@ func TestChangesReachOtherBuses(t *testing.T) {
 		r.waitFor(t, updated("x://a"))
 	}
 	assert.Equal(t, []subscribe.Change{updated("x://a")}, ra.all(), "a Bus never receives its own changes")
+	assert.True(t, ra.sent[0].IsZero(), "a publisher that does not say when it sent gives no Sent")
 	require.Eventually(t, func() bool { return a.Stats() == natsbus.Stats{Sent: uint64(len(changes)), Received: 1} },
 		waitTimeout, time.Millisecond, "%+v", a.Stats())
 	assert.Equal(t, natsbus.Stats{Received: uint64(len(changes)) + 1}, b.Stats())

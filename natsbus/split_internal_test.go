@@ -69,7 +69,12 @@ func TestSendSplitsBatches(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, b.id, m.From)
 			assert.Len(t, m.From, 16)
-			got = append(got, m.Changes...)
+			assert.False(t, m.Sent.IsZero(), "a message says when it was sent")
+			for _, c := range m.Changes {
+				assert.Equal(t, m.Sent, c.Sent)
+				c.Sent = time.Time{}
+				got = append(got, c)
+			}
 		case <-time.After(10 * time.Second):
 			t.Fatalf("got %d of %d changes", len(got), len(want))
 		}

@@ -267,7 +267,7 @@ func (b *Bus) payloads(batch []subscribe.Change) ([][]byte, error) {
 	for len(batch) > 0 {
 		n := len(batch)
 		for {
-			data, err := subscribe.Message{From: b.id, Changes: batch[:n]}.AppendJSON(nil)
+			data, err := subscribe.Message{From: b.id, Sent: time.Now(), Changes: batch[:n]}.AppendJSON(nil)
 			if err != nil {
 				return nil, err
 			}

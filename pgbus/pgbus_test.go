@@ -78,11 +78,21 @@ func listen(t *testing.T, b *pgbus.Bus) inbox {
 	return in
 }
 
+// next returns the next change, without its Sent (see nextSent).
 func (in inbox) next(t *testing.T) subscribe.Change {
+	t.Helper()
+	c, _ := in.nextSent(t)
+	return c
+}
+
+// nextSent returns the next change without its Sent, and its Sent.
+func (in inbox) nextSent(t *testing.T) (subscribe.Change, time.Time) {
 	t.Helper()
 	select {
 	case c := <-in:
-		return c
+		sent := c.Sent
+		c.Sent = time.Time{}
+		return c, sent
 	case <-time.After(waitTimeout):
 		t.Fatal("no change arrived")
 		panic("unreachable")
@@ -118,12 +128,16 @@ func TestPostgresChangesReachOtherBuses(t *testing.T) {
 	}
 	for _, in := range []inbox{inb, inc} {
 		for _, want := range changes {
-			assert.Equal(t, want, in.next(t))
+			got, sent := in.nextSent(t)
+			assert.Equal(t, want, got)
+			assert.WithinDuration(t, time.Now(), sent, waitTimeout, "a Bus says when it sent a change")
 		}
 	}
 	notify(t, `{"changes":[{"uri":"x://trigger"}]}`)
 	for _, in := range []inbox{ina, inb, inc} {
-		assert.Equal(t, subscribe.Change{Kind: subscribe.Updated, Value: "x://trigger"}, in.next(t))
+		got, sent := in.nextSent(t)
+		assert.Equal(t, subscribe.Change{Kind: subscribe.Updated, Value: "x://trigger"}, got)
+		assert.True(t, sent.IsZero(), "a trigger that does not say when it sent has no Sent")
 	}
 	assert.Empty(t, ina, "a Bus never receives its own changes")
 	assert.EqualValues(t, 4, a.Stats().Sent)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // A Bus carries changes between the replicas of a server: several
@@ -78,6 +79,11 @@ func (k ChangeKind) String() string {
 type Change struct {
 	Kind  ChangeKind
 	Value string // the URI, prefix or template; empty for ListChanged
+	// Sent is when the publishing replica sent the change, as the bus
+	// that delivers it says (from Message.Sent); the zero time if it
+	// does not know. A receiver measures the bus's lag by it. Publish
+	// ignores it, and the JSON form leaves it out.
+	Sent time.Time
 }
 
 // ErrBadChange is wrapped by the errors of the methods that decode or
@@ -168,14 +174,19 @@ func members(b []byte) int {
 // A Message is what travels between processes: changes, and the replica
 // they come from. Its JSON form is
 //
-//	{"from":"9f86d081884c7d65","changes":[{"uri":"db://users/42"},{"list":true}]}
+//	{"from":"9f86d081884c7d65","sent":"2026-11-25T10:00:00.123456Z","changes":[{"uri":"db://users/42"},{"list":true}]}
 //
 // where "from" may be left out (or empty) by a publisher that is no
 // replica, such as a database trigger: every replica then delivers the
-// changes.
+// changes; and "sent" may be left out too.
 type Message struct {
 	From    string   `json:"from,omitempty"`
 	Changes []Change `json:"changes"`
+	// Sent is when the message was sent, in its JSON form an RFC 3339
+	// time, "sent":"2026-11-25T10:00:00.123456Z"; left out when zero. A
+	// publisher that sets it lets receivers measure the bus's lag; it is
+	// optional, and Postgres's to_json(now()) gives the form.
+	Sent time.Time `json:"sent,omitzero"`
 }
 
 // AppendJSON appends m's JSON form to b and returns the result. It
@@ -187,6 +198,11 @@ func (m Message) AppendJSON(b []byte) ([]byte, error) {
 	if m.From != "" {
 		from, _ := json.Marshal(m.From) // a string always marshals
 		b = append(append(append(b, `"from":`...), from...), ',')
+	}
+	if !m.Sent.IsZero() {
+		b = append(b, `"sent":"`...)
+		b = m.Sent.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `",`...)
 	}
 	b = append(b, `"changes":[`...)
 	for i, c := range m.Changes {
@@ -202,16 +218,18 @@ func (m Message) AppendJSON(b []byte) ([]byte, error) {
 	return append(b, ']', '}'), nil
 }
 
-// ParseMessage parses a Message's JSON form. It returns an error wrapping
-// ErrBadChange for anything else: not JSON, unknown members, no
-// "changes" array, a malformed change.
+// ParseMessage parses a Message's JSON form. Each change's Sent is set
+// to the message's. It returns an error wrapping ErrBadChange for
+// anything else: not JSON, unknown members, no "changes" array, a
+// malformed change, a "sent" that is not an RFC 3339 time.
 func ParseMessage(b []byte) (Message, error) {
 	var m Message
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	var raw struct {
-		From    string   `json:"from"`
-		Changes []Change `json:"changes"`
+		From    string    `json:"from"`
+		Changes []Change  `json:"changes"`
+		Sent    time.Time `json:"sent"`
 	}
 	if err := d.Decode(&raw); err != nil {
 		if errors.Is(err, ErrBadChange) {
@@ -225,7 +243,12 @@ func ParseMessage(b []byte) (Message, error) {
 	if raw.Changes == nil {
 		return m, fmt.Errorf("%w: no \"changes\" array: %s", ErrBadChange, clip(b))
 	}
-	return Message{From: raw.From, Changes: raw.Changes}, nil
+	if !raw.Sent.IsZero() {
+		for i := range raw.Changes {
+			raw.Changes[i].Sent = raw.Sent
+		}
+	}
+	return Message{From: raw.From, Changes: raw.Changes, Sent: raw.Sent}, nil
 }
 
 // clip returns b for an error message, cut to a readable length.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpres/mcpres/subscribe"
 	"github.com/stretchr/testify/assert"
@@ -39,6 +40,33 @@ func TestChangeJSONRoundTrip(t *testing.T) {
 	b, err := subscribe.Message{From: "r1", Changes: changes[:1]}.AppendJSON(nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"from":"r1","changes":[{"uri":"db://users/42"}]}`, string(b))
+}
+
+// A Message's Sent survives its JSON form, to the nanosecond, and is
+// given to each of its changes; a trigger's own timestamp, as Postgres
+// writes it, is read too; a "sent" that is not a time is refused.
+func TestMessageSent(t *testing.T) {
+	t.Parallel()
+	sent := time.Date(2026, 11, 25, 10, 0, 0, 123456789, time.UTC)
+	changes := []subscribe.Change{{Kind: subscribe.Updated, Value: "db://users/42"}, {Kind: subscribe.ListChanged}}
+	b, err := subscribe.Message{From: "r1", Sent: sent, Changes: changes}.AppendJSON(nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"from":"r1","sent":"2026-11-25T10:00:00.123456789Z","changes":[{"uri":"db://users/42"},{"list":true}]}`, string(b))
+	m, err := subscribe.ParseMessage(b)
+	require.NoError(t, err)
+	assert.True(t, sent.Equal(m.Sent))
+	for _, c := range m.Changes {
+		assert.True(t, sent.Equal(c.Sent), "each change carries the message's Sent")
+	}
+
+	m, err = subscribe.ParseMessage([]byte(`{"sent":"2026-11-25T11:00:00.5+01:00","changes":[{"uri":"x://a"}]}`))
+	require.NoError(t, err)
+	assert.True(t, time.Date(2026, 11, 25, 10, 0, 0, 5e8, time.UTC).Equal(m.Changes[0].Sent))
+
+	for _, in := range []string{`{"sent":1,"changes":[]}`, `{"sent":"yesterday","changes":[]}`} {
+		_, err := subscribe.ParseMessage([]byte(in))
+		assert.ErrorIs(t, err, subscribe.ErrBadChange, in)
+	}
 }
 
 // What a database trigger sends is a Message.

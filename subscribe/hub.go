@@ -3,11 +3,13 @@ package subscribe
 import (
 	"errors"
 	"sync"
+	"time"
 )
 
 // A Hub connects replicas that run in one process: each gets a Bus with
 // Hub.Bus, and a change one publishes is delivered to every other one
-// that listens. It is what a test of several replicas uses, and what a
+// that listens. Each change arrives with Sent set to when it was
+// published. It is what a test of several replicas uses, and what a
 // program that runs several registries (one per tenant, say) may use to
 // share changes between them without a broker.
 //
@@ -66,6 +68,7 @@ func (b *hubBus) Publish(c Change) {
 	if size <= 0 {
 		size = DefaultQueueSize
 	}
+	c.Sent = time.Now()
 	for _, e := range h.endpoints {
 		if e == b || e.wake == nil {
 			continue

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/mcpres/mcpres/subscribe"
 	"github.com/stretchr/testify/assert"
@@ -44,8 +45,10 @@ func TestHubDelivers(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(stop)
 		}
-		a := subscribe.Change{Kind: subscribe.Updated, Value: "x://a"}
-		b := subscribe.Change{Kind: subscribe.ListChanged}
+		// The Hub stamps each change with when it was published; the
+		// fake clock stands still here.
+		a := subscribe.Change{Kind: subscribe.Updated, Value: "x://a", Sent: time.Now()}
+		b := subscribe.Change{Kind: subscribe.ListChanged, Sent: time.Now()}
 		buses[0].Publish(a)
 		buses[0].Publish(b)
 		synctest.Wait()

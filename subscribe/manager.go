@@ -94,6 +94,14 @@ type Options struct {
 	// Drop) returns without waiting for them. After Close, Unsubscribe
 	// and Drop still call OnUnwatch, so the data source can stop watching.
 	OnWatch, OnUnwatch func(uri string)
+	// OnCoalesce, if not nil, is called with a watched URI each time a
+	// change to it costs no delivery of its own: it changed within its
+	// window, which had seen a change already (so a burst of n changes
+	// within one window costs n-1 calls). It is for telemetry: it is
+	// called with the Manager's lock held, from the goroutine that
+	// reported the change, so it must be quick and must not call the
+	// Manager.
+	OnCoalesce func(uri string)
 }
 
 // A Manager tracks subscriptions of sessions of type S (any comparable
@@ -350,6 +358,9 @@ func (m *Manager[S]) queue(uri string) {
 		return
 	}
 	if w := m.windows[uri]; w != nil {
+		if w.changed && m.opts.OnCoalesce != nil {
+			m.opts.OnCoalesce(uri)
+		}
 		w.changed = true
 		return
 	}

@@ -3,6 +3,7 @@ package subscribe_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -707,6 +708,41 @@ func TestChangedCoalesces(t *testing.T) {
 		m.Changed("test://hot")
 		synctest.Wait()
 		r.want(t, "a later change", at(start, "test://hot"))
+	})
+}
+
+// TestOnCoalesce: a change that costs no delivery of its own is counted,
+// once for all the URI's watchers: a burst of n within one window costs
+// n-1 deliveries fewer than changes, and the first of them is delivered
+// at the window's end, not counted.
+func TestOnCoalesce(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		var mu sync.Mutex
+		coalesced := map[string]int{}
+		m := newManager[int](t, &subscribe.Options{Window: window, Deliver: r.deliver, OnCoalesce: func(uri string) {
+			mu.Lock()
+			coalesced[uri]++
+			mu.Unlock()
+		}})
+		subscribeAll(t, m, 1, "test://hot", "test://cold")
+		subscribeAll(t, m, 2, "test://hot")
+		m.Changed("test://hot") // delivered at once
+		synctest.Wait()
+		for range 1000 {
+			m.Changed("test://hot") // the first is delivered when the window ends
+		}
+		m.ChangedPrefix("test://") // hot: coalesced; cold: delivered at once
+		m.Changed("test://unwatched")
+		wait(window)
+		r.want(t, "two deliveries of hot, one of cold",
+			at(0, "test://hot"), at(0, "test://cold"), at(window, "test://hot"))
+		mu.Lock()
+		if want := (map[string]int{"test://hot": 1000}); !maps.Equal(coalesced, want) {
+			t.Errorf("coalesced %v, want %v", coalesced, want)
+		}
+		mu.Unlock()
 	})
 }
 
