@@ -2,6 +2,7 @@ package resource
 
 import (
 	"sync"
+	"time"
 
 	"github.com/mcpres/mcpres/subscribe"
 )
@@ -35,6 +36,13 @@ func (r *Registry) publish(c subscribe.Change) {
 // per template, and otherwise ignored: replicas should hold the same
 // registrations.
 func (r *Registry) receive(c subscribe.Change) {
+	if r.opts.Observer != nil {
+		lag := time.Duration(-1)
+		if !c.Sent.IsZero() {
+			lag = time.Since(c.Sent)
+		}
+		r.opts.Observer.Event(Event{Kind: EventBusReceived, Lag: lag})
+	}
 	switch c.Kind {
 	case subscribe.Updated:
 		r.subs.Changed(c.Value)

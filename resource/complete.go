@@ -82,6 +82,9 @@ func (r *Registry) complete(c *call, p *mcp.CompleteParams) (*mcp.CompleteResult
 	if !ok {
 		return nil, errNotFound
 	}
+	if c.obs != nil {
+		c.obs.Template = p.Ref.URI
+	}
 	access := Access{Op: OpComplete, Template: p.Ref.URI, Argument: p.Argument.Name, Arguments: bound, Identity: c.identity, Request: c.req}
 	if err := r.authorize(c, access); err != nil {
 		return nil, err
@@ -110,6 +113,9 @@ func (r *Registry) complete(c *call, p *mcp.CompleteParams) (*mcp.CompleteResult
 	}
 	if values != nil {
 		res.Completion.Values = values
+	}
+	if c.obs != nil {
+		c.obs.Entries = len(values)
 	}
 	return res, nil
 }

@@ -81,12 +81,15 @@ func detectContent(uri string, c *mcp.ResourceContents) string {
 // checkContent applies Options.MIME to one filled-in content of call c.
 func (r *Registry) checkContent(c *call, content *mcp.ResourceContents) error {
 	if r.opts.MIME == MIMEOff {
+		c.mimeChecked("off")
 		return nil
 	}
 	err := mimetype.Validate(content.MIMEType, content)
 	if err == nil {
+		c.mimeChecked("match")
 		return nil
 	}
+	c.mimeChecked("mismatch")
 	attrs := []slog.Attr{slog.String("mime_type", content.MIMEType)}
 	var mm *mimetype.MismatchError
 	if errors.As(err, &mm) {

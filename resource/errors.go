@@ -93,7 +93,7 @@ func failed(msg string, cause error, attrs ...slog.Attr) *failure {
 }
 
 // end closes c, which err (nil, or a step's *failure) ended: it writes the
-// audit record, logs a failure, and returns the error to answer with,
+// audit record, logs a failure, tells the Observer, and returns the error to answer with,
 // nil if there is none. An err that is not a *failure is taken as a
 // failure of the server's own code.
 func (r *Registry) end(c *call, err error) error {
@@ -114,6 +114,9 @@ func (r *Registry) end(c *call, err error) error {
 		r.audit(c, o, f)
 	}
 	if f == nil {
+		if c.obs != nil {
+			r.observeEnd(c, o, nil)
+		}
 		return nil
 	}
 	switch {
@@ -128,7 +131,20 @@ func (r *Registry) end(c *call, err error) error {
 			slog.String("uri", c.target), slog.String("session_id", sessionID(c.session)),
 			slog.Int64("size", f.size), slog.Int64("cap", f.limit))
 	}
-	return r.reply(c, f)
+	answer := r.reply(c, f)
+	if c.obs != nil {
+		r.observeEnd(c, o, answer)
+	}
+	return answer
+}
+
+// errorCode is the JSON-RPC code of err, if it is a *jsonrpc.Error.
+func errorCode(err error) (int64, bool) {
+	var jerr *jsonrpc.Error
+	if errors.As(err, &jerr) {
+		return jerr.Code, true
+	}
+	return 0, false
 }
 
 // reply is the JSON-RPC error a client is sent for f, which ended c.

@@ -33,6 +33,8 @@ const notificationListChanged = "notifications/resources/list_changed"
 // reading is bounded by its subscriptions, and its goroutine ends when its
 // transport fails, at the latest when the session ends.
 type fanout struct {
+	observer Observer // told of each notification sent or coalesced; nil for none
+
 	mu     sync.Mutex
 	queues map[*mcp.ServerSession]*sendQueue // sessions with a goroutine sending
 }
@@ -57,9 +59,18 @@ type queuedSend struct {
 }
 
 // send queues qs for session s, unless a notification with its key is
-// already waiting, and starts s's goroutine if it has none. The goroutine
-// sends with ctx, and reports failures to logger.
+// already waiting (the Observer is then told it was coalesced), and starts
+// s's goroutine if it has none. The goroutine sends with ctx, reports
+// failures to logger, and tells the Observer of each notification sent.
 func (f *fanout) send(ctx context.Context, logger *slog.Logger, s *mcp.ServerSession, qs queuedSend) {
+	if !f.queue(ctx, logger, s, qs) && f.observer != nil {
+		f.observer.Event(Event{Kind: EventCoalesced, URI: qs.key.uri})
+	}
+}
+
+// queue is send without the Observer: it reports whether qs was queued,
+// rather than found waiting already.
+func (f *fanout) queue(ctx context.Context, logger *slog.Logger, s *mcp.ServerSession, qs queuedSend) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q := f.queues[s]
@@ -73,10 +84,11 @@ func (f *fanout) send(ctx context.Context, logger *slog.Logger, s *mcp.ServerSes
 	}
 	for _, waiting := range q.sends {
 		if waiting.key == qs.key {
-			return
+			return false
 		}
 	}
 	q.sends = append(q.sends, qs)
+	return true
 }
 
 // run sends q's notifications to s in order until none is left.
@@ -98,6 +110,8 @@ func (f *fanout) run(ctx context.Context, logger *slog.Logger, s *mcp.ServerSess
 		}
 		if _, err := qs.next(ctx, qs.key.method, qs.req); err != nil {
 			logger.Warn("notification not sent", "method", qs.key.method, "uri", qs.key.uri, "session_id", s.ID(), "error", err)
+		} else if f.observer != nil {
+			f.observer.Event(Event{Kind: EventNotified, Method: qs.key.method, URI: qs.key.uri})
 		}
 	}
 }

@@ -173,6 +173,9 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.SubscriptionsListenRequest:
 			// Pass the listen on, for Subscribe to find its token.
 			ctx = context.WithValue(ctx, listenKey{}, q)
+			if r.opts.Observer != nil {
+				return r.observeListen(ctx, method, q, next)
+			}
 		case *mcp.CompleteRequest:
 			if q.Params != nil && q.Params.Ref != nil && q.Params.Ref.Type == "ref/resource" {
 				return result(r.Complete(ctx, q))

@@ -147,6 +147,9 @@ func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T
 	if f != nil {
 		c.withheld = f.refused
 	}
+	if c.obs != nil {
+		c.obs.Entries = len(page)
+	}
 	return page, next, nil
 }
 

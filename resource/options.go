@@ -147,6 +147,11 @@ type Options struct {
 	// Audit configures the audit log of reads, subscriptions and denials;
 	// the zero value logs them to Logger at Debug level.
 	Audit AuditOptions
+	// Observer, if not nil, is told of every call the registry answers
+	// and of what it does outside them (notifications, subscriptions,
+	// changes from other replicas), for telemetry: see Observer. Nil
+	// observes nothing, at no cost.
+	Observer Observer
 	// MaxReadBytes caps the content one read returns: the bytes of its
 	// texts and blobs, before blobs are base64-encoded for the wire. A
 	// larger result is refused, before it is checked or encoded, with

@@ -19,7 +19,8 @@ import (
 //
 // A handler opens a call with begin, runs the steps its method needs, and
 // closes the call with end, which turns the outcome into the answer, the
-// log record and the audit record (see errors.go).
+// log record and the audit record (see errors.go). An Observer, if the
+// registry has one, is told of the call at both ends (see observer.go).
 
 // A call is one request on its way through the pipeline: what it asks,
 // who asks, and what its audit record needs.
@@ -33,6 +34,7 @@ type call struct {
 	identity string
 	start    time.Time // when auditing began; zero if audit records are off
 	withheld int       // entries the Authorizer left out of a list or completion
+	obs      *Call     // what the Observer is told; nil without one
 }
 
 // begin opens a call of method for op on target. req is nil for a direct
@@ -44,6 +46,7 @@ func (r *Registry) begin(ctx context.Context, op Operation, method, target strin
 	if req != nil {
 		c.identity = r.opts.Identity(ctx, req)
 	}
+	r.observe(&c)
 	return c
 }
 
@@ -109,6 +112,21 @@ func (t target) access(c *call, op Operation, uri string) Access {
 		a.Template, a.Vars = t.tmpl.tmpl.URITemplate, t.vars
 	}
 	return a
+}
+
+// matched tells the Observer, if any, the template t matched.
+func (c *call) matched(t target) {
+	if c.obs != nil && t.tmpl != nil {
+		c.obs.Template = t.tmpl.tmpl.URITemplate
+	}
+}
+
+// mimeChecked tells the Observer, if any, what the MIME check said of one
+// content: a mismatch in any content is the read's.
+func (c *call) mimeChecked(result string) {
+	if c.obs != nil && c.obs.MIME != "mismatch" {
+		c.obs.MIME = result
+	}
 }
 
 // resolve finds what u names: an exact static resource first, then the

@@ -55,6 +55,7 @@ func (r *Registry) read(c *call, req *mcp.ReadResourceRequest) (*mcp.ReadResourc
 	if err != nil {
 		return nil, err
 	}
+	c.matched(t)
 	if err := r.authorize(c, t.access(c, OpRead, c.target)); err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func (r *Registry) callRead(c *call, req *mcp.ReadResourceRequest, t target) (*m
 // and to hold only contents the caller may read. The read function's
 // result is not modified: it may be shared between calls.
 func (r *Registry) finishRead(c *call, res *mcp.ReadResourceResult, t target) (*mcp.ReadResourceResult, error) {
-	if err := r.checkSize(res, t); err != nil {
+	if err := r.checkSize(c, res, t); err != nil {
 		return nil, err
 	}
 	out := *res
@@ -125,17 +126,24 @@ func (r *Registry) finishRead(c *call, res *mcp.ReadResourceResult, t target) (*
 		out.CacheScope = string(Public)
 	}
 	r.privateIfAuthorized(&out.Cacheable)
+	if c.obs != nil {
+		c.obs.Entries = len(out.Contents)
+	}
 	return &out, nil
 }
 
-// checkSize refuses a result larger than t's read cap.
-func (r *Registry) checkSize(res *mcp.ReadResourceResult, t target) error {
+// checkSize refuses a result larger than t's read cap, and tells the
+// Observer its size.
+func (r *Registry) checkSize(c *call, res *mcp.ReadResourceResult, t target) error {
 	limit := cmp.Or(t.settings().maxRead, r.opts.MaxReadBytes)
 	var size int64
 	for _, content := range res.Contents {
 		if content != nil {
 			size += int64(len(content.Text)) + int64(len(content.Blob))
 		}
+	}
+	if c.obs != nil {
+		c.obs.Bytes = size
 	}
 	if size > limit {
 		return tooLarge(size, limit)

@@ -15,7 +15,11 @@
 // Every handler runs the same steps in the same order: spend the caller's
 // rate budget, check the URI, resolve it, ask the [Authorizer], call your
 // function, finish the result (fill in defaults, check the MIME type, set
-// caching hints) and write the audit record.
+// caching hints) and write the audit record. An [Observer]
+// (Options.Observer) is told of each call at both ends, and of the
+// notifications and subscriptions the registry handles: the one hook for
+// telemetry (the module github.com/mcpres/mcpres/mcpotel is one for
+// OpenTelemetry).
 //
 // [NewHTTPHandler] serves such a server over streamable HTTP to clients
 // of every protocol version on one URL, each receiving its
@@ -142,6 +146,7 @@ func NewRegistry(opts *Options) (*Registry, error) {
 		Deliver:       r.deliverUpdate,
 		OnWatch:       so.OnWatch,
 		OnUnwatch:     so.OnUnwatch,
+		OnCoalesce:    r.coalesced(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("resource: NewRegistry: Options.Subscriptions: %w", err)
@@ -150,6 +155,7 @@ func NewRegistry(opts *Options) (*Registry, error) {
 		r.cursors, _ = cursor.NewCodec(nil) // cannot fail without options
 	}
 	r.sources = []cursor.Source[*mcp.Resource]{{Name: "", Provider: index[*staticEntry, *mcp.Resource]{&r.static, (*staticEntry).describe}}}
+	r.fanout.observer = o.Observer
 	r.reads = newLimiter(o.RateLimits.Read)
 	r.subscribes = newLimiter(o.RateLimits.Subscribe)
 	r.notify.delay = o.ListChangedDelay

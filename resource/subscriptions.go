@@ -109,6 +109,7 @@ func (r *Registry) subscribe(c *call) error {
 	if err != nil {
 		return err
 	}
+	c.matched(t)
 	a := t.access(c, OpSubscribe, c.target)
 	if err := r.authorize(c, a); err != nil {
 		return err
@@ -132,6 +133,7 @@ func (r *Registry) subscribe(c *call) error {
 		return invalid("cannot subscribe to %q: %v", c.target, err) // the per-session limit, or closed
 	}
 	r.sessions.forgetOnEnd(c.session, r.dropSession)
+	r.subscriptionsChanged()
 	return nil
 }
 
@@ -145,6 +147,7 @@ func (r *Registry) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest)
 	}
 	r.subs.Unsubscribe(req.Session, req.Params.URI)
 	r.grants.forget(req.Session, req.Params.URI)
+	r.subscriptionsChanged()
 	return nil
 }
 
@@ -152,6 +155,7 @@ func (r *Registry) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest)
 func (r *Registry) dropSession(s *mcp.ServerSession) {
 	r.subs.Drop(s)
 	r.grants.drop(s)
+	r.subscriptionsChanged()
 }
 
 // stillAllowed asks the Authorizer again, before a notification of a
