@@ -158,8 +158,8 @@ func (r *Registry) observe(c *call) {
 func (r *Registry) observeEnd(c *call, o outcome, err error) {
 	oc := c.obs
 	oc.End, oc.Decision, oc.Err, oc.Withheld = time.Now(), o.String(), err, c.withheld
-	if code, ok := errorCode(err); ok {
-		oc.Code = code
+	if err != nil {
+		oc.Code, _ = errorCode(err)
 	}
 	if err != nil {
 		oc.Entries, oc.Bytes = 0, 0
