@@ -82,3 +82,24 @@ func ExampleNew() {
 	//   mcpres.mime.check=match
 	// mcp.server.operation.duration db://users/{id} 2
 }
+
+// The usual set-up: a program that sets up OpenTelemetry (with
+// otel.SetTracerProvider and otel.SetMeterProvider, and exporters of its
+// choice) gives its registry an Observer on those providers.
+func Example() {
+	obs, err := mcpotel.New(nil) // the global providers
+	if err != nil {
+		log.Fatal(err)
+	}
+	reg, err := resource.NewRegistry(&resource.Options{Observer: obs})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
+	server, err := reg.NewServer(&mcp.Implementation{Name: "observed", Version: "v1"}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = server // served over stdio or HTTP as usual
+	// Output:
+}

@@ -48,7 +48,9 @@
 //	go run ./examples/records -dsn postgres://… -http 127.0.0.1:8081 -cursor-keys keys -bus nats://127.0.0.1:4222
 //	go run ./examples/records -dsn postgres://… -http 127.0.0.1:8082 -cursor-keys keys -bus nats://127.0.0.1:4222
 //
-// or -bus postgres on every replica, without a broker. Logs go to stderr: on stdio, stdout
+// or -bus postgres on every replica, without a broker. With -otel stdout
+// (or otlp) it exports OpenTelemetry traces and metrics of every
+// resource operation (package mcpotel). Logs go to stderr: on stdio, stdout
 // carries the protocol. The HTTP server has no authentication and
 // update_row writes to the database; keep it on a loopback address.
 package main
@@ -58,6 +60,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -82,6 +85,10 @@ type config struct {
 	pageSize   int
 	poll       time.Duration
 	readOnly   bool
+	otel       string
+	otelEvery  time.Duration
+
+	observer resource.Observer // what -otel makes: set by run, not by a flag
 }
 
 func main() {
@@ -94,6 +101,8 @@ func main() {
 	flag.IntVar(&cfg.pageSize, "page-size", 0, "resources/list page size (0 means 100)")
 	flag.DurationVar(&cfg.poll, "poll", 500*time.Millisecond, "how often to check subscribed rows for changes made by other processes (SQLite; Postgres reports them through a trigger)")
 	flag.BoolVar(&cfg.readOnly, "read-only", false, "do not offer the update_row tool")
+	flag.StringVar(&cfg.otel, "otel", "", "export OpenTelemetry traces and metrics: `stdout` (to stdout over HTTP, to stderr on stdio, whose stdout is the protocol) or otlp (OTLP/HTTP, to $OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318)")
+	flag.DurationVar(&cfg.otelEvery, "otel-metrics-every", 10*time.Second, "with -otel, how often to export metrics")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "unexpected arguments %q\n", flag.Args())
@@ -124,8 +133,26 @@ func run(cfg config, logger *slog.Logger) error {
 	if cfg.poll <= 0 {
 		return errors.New("-poll must be positive")
 	}
+	if cfg.otelEvery <= 0 {
+		cfg.otelEvery = 10 * time.Second
+	}
+	telemetryOut := io.Writer(os.Stdout)
+	if cfg.httpAddr == "" {
+		telemetryOut = os.Stderr // stdout carries the protocol
+	}
+	observer, stopTelemetry, err := telemetry(ctx, cfg.otel, telemetryOut, cfg.otelEvery, logger)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTelemetry(ctx); err != nil {
+			logger.Warn("telemetry not flushed", "error", err)
+		}
+	}()
+	cfg.observer = observer
 	var st *store
-	var err error
 	if cfg.dsn != "" {
 		st, err = openPostgres(cfg.dsn)
 	} else {
@@ -231,6 +258,7 @@ func newServer(st *store, codec *cursor.Codec, bus subscribe.Bus, cfg config, lo
 		PageSize:      cfg.pageSize,
 		Cursors:       codec,
 		Subscriptions: subs,
+		Observer:      cfg.observer,
 	})
 	if err != nil {
 		return nil, nil, nil, err
