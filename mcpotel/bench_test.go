@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/mcpres/mcpres/mcpotel"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // BenchmarkTelemetry compares, side by side, a templated read and a list
@@ -53,6 +57,51 @@ func BenchmarkTelemetry(b *testing.B) {
 				if err != nil || len(res.Resources) != benchPageSize {
 					b.Fatal(err, len(res.Resources))
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkSDKFloor is what the OpenTelemetry SDK alone takes for what
+// mcpotel records of one read, set up as BenchmarkTelemetry's "on" and
+// "unsampled": a server span started with five attributes and given six
+// more, and a duration and a size recorded with attribute sets made
+// beforehand. BenchmarkTelemetry's cost over "off", less this, is
+// mcpotel's own.
+//
+//	go test -run '^$' -bench 'BenchmarkTelemetry|BenchmarkSDKFloor' -benchmem -count 5 ./mcpotel/
+func BenchmarkSDKFloor(b *testing.B) {
+	for _, mode := range []string{"on", "unsampled"} {
+		b.Run("read/"+mode, func(b *testing.B) {
+			sampler := sdktrace.AlwaysSample()
+			if mode == "unsampled" {
+				sampler = sdktrace.NeverSample()
+			}
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+			b.Cleanup(func() { tp.Shutdown(context.Background()) })
+			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+			tracer, meter := tp.Tracer("floor"), mp.Meter("floor")
+			duration, _ := meter.Float64Histogram("duration")
+			size, _ := meter.Int64Histogram("size")
+			set := metric.WithAttributeSet(attribute.NewSet(attribute.String("mcp.method.name", "resources/read"),
+				attribute.String("mcpres.resource.template", "bench://users/{id}"), attribute.String("mcpres.decision", "allowed")))
+			opts := []metric.RecordOption{set}
+			kind := trace.WithSpanKind(trace.SpanKindServer)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				start := time.Now()
+				_, span := tracer.Start(ctx, "resources/read", kind, trace.WithAttributes(
+					attribute.String("mcp.method.name", "resources/read"), attribute.String("mcp.protocol.version", "2026-07-28"),
+					attribute.String("mcp.session.id", "191c4850af6c49e08843a3f6c80e5046"), attribute.String("mcp.resource.uri", "bench://users/42"),
+					attribute.String("user.id", "alice")))
+				if span.IsRecording() {
+					span.SetAttributes(attribute.String("mcpres.decision", "allowed"), attribute.String("mcpres.resource.template", "bench://users/{id}"),
+						attribute.Int("mcpres.entries", 1), attribute.Int64("mcpres.read.bytes", 12), attribute.String("mcpres.mime.check", "match"))
+				}
+				span.End()
+				duration.Record(ctx, time.Since(start).Seconds(), opts...)
+				size.Record(ctx, 12, opts...)
 			}
 		})
 	}

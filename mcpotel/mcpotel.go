@@ -397,11 +397,14 @@ func (o *Observer) record(ctx context.Context, c *resource.Call) {
 	}
 }
 
+// supportedVersions are the protocol versions go-sdk supports.
+var supportedVersions = mcp.SupportedProtocolVersions()
+
 // knownVersion is v if it is a protocol version go-sdk supports, else
 // "unknown": a 2026-07-28 request names its version itself, and what a
 // client sends must not grow the metrics' series.
 func knownVersion(v string) string {
-	if v == "" || slices.Contains(mcp.SupportedProtocolVersions(), v) {
+	if v == "" || slices.Contains(supportedVersions, v) {
 		return v
 	}
 	return "unknown"
