@@ -106,7 +106,8 @@ func TestStalledSessionHoldsUpNoOther(t *testing.T) {
 	for _, version := range eras {
 		t.Run(version, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				reg, err := resource.NewRegistry(&resource.Options{Logger: quietLogger()})
+				obs := &recorder{}
+				reg, err := resource.NewRegistry(&resource.Options{Logger: quietLogger(), Observer: obs})
 				require.NoError(t, err)
 				defer reg.Close()
 				require.NoError(t, reg.Add(&mcp.Resource{URI: uri, Name: "a"}, resource.Text("a")))
@@ -137,6 +138,23 @@ func TestStalledSessionHoldsUpNoOther(t *testing.T) {
 				stalling.release()
 				synctest.Wait()
 				assert.Equal(t, []int64{4, 5, 5, 5}, loads(counts), "once it reads again: the one taken ahead, the one blocked and the one waiting")
+				// The Observer was told of each notification sent, and of
+				// the one that waited for the stalled client when the last
+				// change came.
+				sent, coalesced := 0, 0
+				obs.mu.Lock()
+				for _, e := range obs.events {
+					switch e.Kind {
+					case resource.EventNotified:
+						sent++
+					case resource.EventCoalesced:
+						coalesced++
+						assert.Equal(t, uri, e.URI)
+					}
+				}
+				obs.mu.Unlock()
+				assert.Equal(t, 4+5+5+5, sent)
+				assert.Equal(t, 1, coalesced)
 				for _, cs := range sessions {
 					require.NoError(t, cs.Close())
 				}
