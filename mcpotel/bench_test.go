@@ -73,13 +73,7 @@ func BenchmarkTelemetry(b *testing.B) {
 func BenchmarkSDKFloor(b *testing.B) {
 	for _, mode := range []string{"on", "unsampled"} {
 		b.Run("read/"+mode, func(b *testing.B) {
-			sampler := sdktrace.AlwaysSample()
-			if mode == "unsampled" {
-				sampler = sdktrace.NeverSample()
-			}
-			tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(tracetest.NewNoopExporter()))
-			b.Cleanup(func() { tp.Shutdown(context.Background()) })
-			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+			tp, mp := benchProviders(b, mode)
 			tracer, meter := tp.Tracer("floor"), mp.Meter("floor")
 			duration, _ := meter.Float64Histogram("duration")
 			size, _ := meter.Int64Histogram("size")
@@ -109,19 +103,26 @@ func BenchmarkSDKFloor(b *testing.B) {
 
 const benchPageSize = 100
 
+// benchProviders are the SDK's providers for mode "on" (every span
+// sampled, handed to a batch processor whose exporter drops them) or
+// "unsampled" (none), recording metrics into a manual reader.
+func benchProviders(b *testing.B, mode string) (*sdktrace.TracerProvider, *sdkmetric.MeterProvider) {
+	sampler := sdktrace.AlwaysSample()
+	if mode == "unsampled" {
+		sampler = sdktrace.NeverSample()
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { tp.Shutdown(context.Background()) })
+	return tp, sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+}
+
 // benchRegistry is a registry of 10,000 static resources and one
 // template, observed as mode says.
 func benchRegistry(b *testing.B, mode string) *resource.Registry {
 	b.Helper()
 	opts := &resource.Options{Logger: slog.New(slog.DiscardHandler), PageSize: benchPageSize}
 	if mode != "off" {
-		sampler := sdktrace.AlwaysSample()
-		if mode == "unsampled" {
-			sampler = sdktrace.NeverSample()
-		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(tracetest.NewNoopExporter()))
-		b.Cleanup(func() { tp.Shutdown(context.Background()) })
-		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		tp, mp := benchProviders(b, mode)
 		obs, err := mcpotel.New(&mcpotel.Options{TracerProvider: tp, MeterProvider: mp})
 		if err != nil {
 			b.Fatal(err)

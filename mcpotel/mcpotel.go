@@ -75,6 +75,7 @@
 package mcpotel
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"reflect"
@@ -195,45 +196,46 @@ func New(opts *Options) (*Observer, error) {
 	}
 	common := metric.WithAttributeSet(attribute.NewSet(ob.common...))
 	ob.commonAdd, ob.commonRec = []metric.AddOption{common}, []metric.RecordOption{common}
-	m := mp.Meter(ScopeName)
-	var err, e error
-	ob.duration, e = m.Float64Histogram("mcp.server.operation.duration", metric.WithUnit("s"),
-		metric.WithDescription("MCP request duration as observed on the receiver from the time it was received until the result or error is sent."),
-		metric.WithExplicitBucketBoundaries(durationBounds...))
-	err = errors.Join(err, e)
-	ob.denials, e = m.Int64Counter("mcpres.resource.denials", metric.WithUnit("{call}"),
-		metric.WithDescription("Calls the Authorizer denied, answered as not found."))
-	err = errors.Join(err, e)
-	ob.withheld, e = m.Int64Counter("mcpres.resource.withheld", metric.WithUnit("{entry}"),
-		metric.WithDescription("Entries the Authorizer left out of list pages and completions."))
-	err = errors.Join(err, e)
-	ob.rateLimited, e = m.Int64Counter("mcpres.resource.rate_limited", metric.WithUnit("{call}"),
-		metric.WithDescription("Calls refused for being over the caller's rate budget."))
-	err = errors.Join(err, e)
-	ob.readSize, e = m.Int64Histogram("mcpres.resource.read.size", metric.WithUnit("By"),
+	in := instruments{m: mp.Meter(ScopeName)}
+	ob.duration = in.histogram("mcp.server.operation.duration", "s",
+		"MCP request duration as observed on the receiver from the time it was received until the result or error is sent.", durationBounds...)
+	ob.denials = in.counter("mcpres.resource.denials", "{call}", "Calls the Authorizer denied, answered as not found.")
+	ob.withheld = in.counter("mcpres.resource.withheld", "{entry}", "Entries the Authorizer left out of list pages and completions.")
+	ob.rateLimited = in.counter("mcpres.resource.rate_limited", "{call}", "Calls refused for being over the caller's rate budget.")
+	var err error
+	ob.readSize, err = in.m.Int64Histogram("mcpres.resource.read.size", metric.WithUnit("By"),
 		metric.WithDescription("Bytes of content each successful read returned (blobs before base64)."),
 		metric.WithExplicitBucketBoundaries(0, 256, 1<<10, 4<<10, 16<<10, 64<<10, 256<<10, 1<<20, 4<<20, 16<<20))
-	err = errors.Join(err, e)
-	ob.open, e = m.Int64Gauge("mcpres.subscriptions.open", metric.WithUnit("{subscription}"),
+	in.err = cmp.Or(in.err, err)
+	ob.open, err = in.m.Int64Gauge("mcpres.subscriptions.open", metric.WithUnit("{subscription}"),
 		metric.WithDescription("Open resource subscriptions."))
-	err = errors.Join(err, e)
-	ob.sent, e = m.Int64Counter("mcpres.notifications.sent", metric.WithUnit("{notification}"),
-		metric.WithDescription("Notifications sent to sessions."))
-	err = errors.Join(err, e)
-	ob.coalesced, e = m.Int64Counter("mcpres.notifications.coalesced", metric.WithUnit("{change}"),
-		metric.WithDescription("Changes folded into a notification already due."))
-	err = errors.Join(err, e)
-	ob.received, e = m.Int64Counter("mcpres.bus.received", metric.WithUnit("{change}"),
-		metric.WithDescription("Changes received from other replicas."))
-	err = errors.Join(err, e)
-	ob.lag, e = m.Float64Histogram("mcpres.bus.lag", metric.WithUnit("s"),
-		metric.WithDescription("Time from a replica sending a change to this one receiving it."),
-		metric.WithExplicitBucketBoundaries(durationBounds...))
-	err = errors.Join(err, e)
-	if err != nil {
-		return nil, err
+	in.err = cmp.Or(in.err, err)
+	ob.sent = in.counter("mcpres.notifications.sent", "{notification}", "Notifications sent to sessions.")
+	ob.coalesced = in.counter("mcpres.notifications.coalesced", "{change}", "Changes folded into a notification already due.")
+	ob.received = in.counter("mcpres.bus.received", "{change}", "Changes received from other replicas.")
+	ob.lag = in.histogram("mcpres.bus.lag", "s", "Time from a replica sending a change to this one receiving it.", durationBounds...)
+	if in.err != nil {
+		return nil, in.err
 	}
 	return ob, nil
+}
+
+// instruments makes a meter's instruments, keeping the first error.
+type instruments struct {
+	m   metric.Meter
+	err error
+}
+
+func (in *instruments) counter(name, unit, desc string) metric.Int64Counter {
+	c, err := in.m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	in.err = cmp.Or(in.err, err)
+	return c
+}
+
+func (in *instruments) histogram(name, unit, desc string, bounds ...float64) metric.Float64Histogram {
+	h, err := in.m.Float64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(bounds...))
+	in.err = cmp.Or(in.err, err)
+	return h
 }
 
 // serverKind is the option every span starts with.
