@@ -29,7 +29,9 @@ import (
 //     subscriptions/listen into a SubscribeRequest of its own, passed to
 //     ServerOptions.SubscribeHandler without the transport's Extra (so
 //     without the bearer token), with the listen request's context; the
-//     receiving middleware sees the listen request first.
+//     receiving middleware sees the listen request first, and its handler
+//     returns when the listen's stream ends (so an Observer's listen call
+//     holds the subscriptions made of it, and lasts as long as it).
 //  5. initializeResult: the receiving middleware sees the result of
 //     initialize (and 2026-07-28 server/discover) before it is sent, and
 //     may add to its capabilities.

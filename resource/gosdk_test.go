@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,7 +128,8 @@ func TestSDKReadThroughSDK(t *testing.T) {
 
 // 4: go-sdk makes a SubscribeRequest of each resource of a 2026-07-28
 // listen, without the transport's Extra, in the context the middleware
-// gave the listen.
+// gave the listen, whose handler returns only when the listen's stream
+// ends.
 func TestSDKListenSubscribes(t *testing.T) {
 	t.Parallel()
 	type seen struct {
@@ -137,6 +139,7 @@ func TestSDKListenSubscribes(t *testing.T) {
 	var mu sync.Mutex
 	var got []seen
 	var listenExtra bool
+	var listenReturned atomic.Bool
 	s := sdkServer(&mcp.ServerOptions{
 		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
 			mu.Lock()
@@ -154,6 +157,7 @@ func TestSDKListenSubscribes(t *testing.T) {
 				listenExtra = q.Extra != nil
 				mu.Unlock()
 				ctx = context.WithValue(ctx, ctxKey{}, "listen")
+				defer listenReturned.Store(true)
 			}
 			return next(ctx, method, req)
 		}
@@ -166,9 +170,13 @@ func TestSDKListenSubscribes(t *testing.T) {
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) > 0 }, 10*time.Second, time.Millisecond,
 		changed(4, "listenSubscribes")+": SubscribeHandler not called for a listen")
 	mu.Lock()
-	defer mu.Unlock()
 	assert.Equal(t, seen{listenExtra: true, subExtra: false, ctxValue: "listen"}, got[0],
 		changed(4, "listenSubscribes")+": the listen's Extra, the subscription's missing Extra, or the listen's context")
+	mu.Unlock()
+	assert.False(t, listenReturned.Load(), changed(4, "listenSubscribes")+": the listen returned while its stream is open")
+	require.NoError(t, cs.Close())
+	require.Eventually(t, listenReturned.Load, 10*time.Second, time.Millisecond,
+		changed(4, "listenSubscribes")+": the listen did not return when its stream ended")
 }
 
 // 5: the middleware sees initialize's and server/discover's result, and

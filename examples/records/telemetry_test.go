@@ -3,14 +3,22 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // exportedSpan is what the stdout exporter writes of a span, as far as the
@@ -113,4 +121,74 @@ func TestTelemetryFlagRefused(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, string(out), `jaeger`)
 	assert.Contains(t, string(out), `want stdout or otlp`)
+}
+
+// With -otel otlp, the spans and metrics go over OTLP/HTTP to the
+// collector OTEL_EXPORTER_OTLP_ENDPOINT names: here a receiver that
+// decodes what it is sent.
+func TestTelemetryOTLP(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var spans []string
+	var metrics []string
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil || r.Header.Get("Content-Type") != "application/x-protobuf" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch r.URL.Path {
+		case "/v1/traces":
+			var req coltrace.ExportTraceServiceRequest
+			if proto.Unmarshal(body, &req) != nil {
+				http.Error(w, "bad traces", http.StatusBadRequest)
+				return
+			}
+			for _, rs := range req.ResourceSpans {
+				for _, ss := range rs.ScopeSpans {
+					for _, s := range ss.Spans {
+						spans = append(spans, s.Name)
+					}
+				}
+			}
+		case "/v1/metrics":
+			var req colmetrics.ExportMetricsServiceRequest
+			if proto.Unmarshal(body, &req) != nil {
+				http.Error(w, "bad metrics", http.StatusBadRequest)
+				return
+			}
+			for _, rm := range req.ResourceMetrics {
+				for _, sm := range rm.ScopeMetrics {
+					for _, m := range sm.Metrics {
+						metrics = append(metrics, m.Name)
+					}
+				}
+			}
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer collector.Close()
+
+	cmd := exec.Command(binPath, "-db", seededDB(t), "-otel", "otlp")
+	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+collector.URL)
+	mcptest.Stderr(t, cmd)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "v0"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	require.NoError(t, err)
+	_, err = cs.ListResources(t.Context(), nil)
+	require.NoError(t, err)
+	_, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "db://users/42"})
+	require.NoError(t, err)
+	require.NoError(t, cs.Close(), "server exit") // flushes the exporters
+
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"resources/list", "resources/read"}, spans)
+	assert.Contains(t, metrics, "mcp.server.operation.duration")
+	assert.Contains(t, metrics, "mcpres.resource.read.size")
 }
