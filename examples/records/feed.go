@@ -29,7 +29,8 @@ const reportedSetting = "records.reported"
 // that report every row change made by anyone (psql, a batch job, another
 // service) on changesChannel, unless the writing transaction set
 // reportedSetting: an update as the row's URI, an insert or a delete as
-// the row's URI and a list change.
+// the row's URI and a list change, with the time of the write as "sent"
+// (so that a replica's bus lag counts from it).
 const triggerSQL = `
 CREATE OR REPLACE FUNCTION records_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
@@ -41,7 +42,7 @@ BEGIN
 	END IF;
 	IF TG_OP = 'DELETE' THEN row_id := OLD.id; ELSE row_id := NEW.id; END IF;
 	uri := 'db://' || TG_TABLE_NAME || '/' || row_id;
-	PERFORM pg_notify('` + changesChannel + `', json_build_object('changes',
+	PERFORM pg_notify('` + changesChannel + `', json_build_object('sent', clock_timestamp(), 'changes',
 		CASE WHEN TG_OP = 'UPDATE' THEN json_build_array(json_build_object('uri', uri))
 		ELSE json_build_array(json_build_object('uri', uri), json_build_object('list', true)) END)::text);
 	RETURN NULL;
