@@ -16,8 +16,10 @@
 // Spans follow OpenTelemetry's semantic conventions for MCP servers: kind
 // server, named by the method (never by the URI, whose cardinality is
 // unbounded), with mcp.method.name, mcp.protocol.version, mcp.session.id
-// (when the session has an ID) and mcp.resource.uri (for a read or a
-// subscription). A call that fails sets error.type and
+// (when the session has an ID), mcp.resource.uri (for a read or a
+// subscription), and network.protocol.name "http" and network.transport
+// "tcp" for a request that came over HTTP. (jsonrpc.request.id is left
+// out: go-sdk does not tell a handler the request's ID.) A call that fails sets error.type and
 // rpc.response.status_code to the JSON-RPC code, and the span's status
 // to Error with the error's message. mcpres adds:
 //
@@ -108,6 +110,8 @@ const (
 	AttrErrorType       = attribute.Key("error.type")
 	AttrStatusCode      = attribute.Key("rpc.response.status_code")
 	AttrUserID          = attribute.Key("user.id")
+	AttrNetworkProtocol = attribute.Key("network.protocol.name")
+	AttrTransport       = attribute.Key("network.transport")
 
 	AttrTemplate  = attribute.Key("mcpres.resource.template")
 	AttrDecision  = attribute.Key("mcpres.decision")
@@ -264,7 +268,7 @@ func (o *Observer) StartCall(ctx context.Context, c *resource.Call) context.Cont
 			}
 		}
 	}
-	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs := make([]attribute.KeyValue, 0, 8)
 	attrs = append(attrs, AttrMethodName.String(c.Method))
 	if c.ProtocolVersion != "" {
 		attrs = append(attrs, AttrProtocolVersion.String(knownVersion(c.ProtocolVersion)))
@@ -277,6 +281,11 @@ func (o *Observer) StartCall(ctx context.Context, c *resource.Call) context.Cont
 	}
 	if o.identity && c.Identity != "" {
 		attrs = append(attrs, AttrUserID.String(c.Identity))
+	}
+	if c.Request != nil {
+		if extra := c.Request.GetExtra(); extra != nil && extra.Header != nil {
+			attrs = append(attrs, AttrNetworkProtocol.String("http"), AttrTransport.String("tcp"))
+		}
 	}
 	opts = append(opts, trace.WithAttributes(attrs...))
 	ctx, _ = o.tracer.Start(parent, c.Method, opts...)

@@ -200,6 +200,13 @@ func TestSpansAndMetricsOverTheProtocol(t *testing.T) {
 				if tc.http && tc.version < "2026-07-28" {
 					assert.Equal(t, cs.ID(), str(s, mcpotel.AttrSessionID))
 				}
+				if tc.http {
+					assert.Equal(t, "http", str(s, mcpotel.AttrNetworkProtocol))
+					assert.Equal(t, "tcp", str(s, mcpotel.AttrTransport))
+				} else {
+					_, has := attr(s, mcpotel.AttrTransport)
+					assert.False(t, has, "a transport mcpotel cannot tell")
+				}
 			}
 			_, err = cs.ListResourceTemplates(ctx, nil)
 			require.NoError(t, err)
