@@ -43,6 +43,17 @@
 // subscriptions of a 2026-07-28 subscriptions/listen are children of the
 // listen's span, which lasts as long as the listen's stream.
 //
+// Trace context from a client is the client's word. A parent-based
+// sampler (the SDK's default) samples every request whose traceparent
+// says "sampled", so a client can have all its requests traced; to keep
+// the share of traced requests yours, sample remote parents by trace ID
+// too:
+//
+//	ratio := sdktrace.TraceIDRatioBased(0.01)
+//	sampler := sdktrace.ParentBased(ratio, sdktrace.WithRemoteParentSampled(ratio))
+//
+// Baggage a client sends reaches the read functions' context as it came.
+//
 // # Metrics
 //
 // Every metric carries Options.Attributes. None carries a resource URI:
