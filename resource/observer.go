@@ -160,18 +160,9 @@ func (r *Registry) observeEnd(c *call, o outcome, err error) {
 	oc.End, oc.Decision, oc.Err, oc.Withheld = time.Now(), o.String(), err, c.withheld
 	if err != nil {
 		oc.Code, _ = errorCode(err)
-	}
-	if err != nil {
 		oc.Entries, oc.Bytes = 0, 0
 	}
 	r.opts.Observer.EndCall(c.ctx, oc)
-}
-
-// event reports e to the Observer, if there is one.
-func (r *Registry) event(e Event) {
-	if o := r.opts.Observer; o != nil {
-		o.Event(e)
-	}
 }
 
 // subscriptionsChanged reports the number of open subscriptions to the
