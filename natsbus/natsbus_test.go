@@ -231,13 +231,38 @@ type replica struct {
 	reg *resource.Registry
 	bus *natsbus.Bus
 	n   *mcptest.Notifications
+	lag *lagObserver
+}
+
+// A lagObserver is a resource.Observer that keeps the lags of the
+// changes its registry receives from the bus.
+type lagObserver struct {
+	mu   sync.Mutex
+	lags []time.Duration
+}
+
+func (o *lagObserver) StartCall(ctx context.Context, _ *resource.Call) context.Context { return ctx }
+func (o *lagObserver) EndCall(context.Context, *resource.Call)                         {}
+func (o *lagObserver) Event(e resource.Event) {
+	if e.Kind == resource.EventBusReceived {
+		o.mu.Lock()
+		o.lags = append(o.lags, e.Lag)
+		o.mu.Unlock()
+	}
+}
+
+func (o *lagObserver) received() []time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.lags)
 }
 
 const userURI = "db://users/7"
 
 func newReplica(t *testing.T, bus *natsbus.Bus, version string) *replica {
 	t.Helper()
-	reg, err := resource.NewRegistry(&resource.Options{Logger: slog.New(slog.DiscardHandler),
+	lag := &lagObserver{}
+	reg, err := resource.NewRegistry(&resource.Options{Logger: slog.New(slog.DiscardHandler), Observer: lag,
 		Subscriptions: resource.SubscriptionOptions{Bus: bus, Window: 5 * time.Millisecond}})
 	require.NoError(t, err)
 	t.Cleanup(func() { reg.Close() })
@@ -247,7 +272,7 @@ func newReplica(t *testing.T, bus *natsbus.Bus, version string) *replica {
 		}))
 	server, err := reg.NewServer(&mcp.Implementation{Name: "replica", Version: "v0"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
-	r := &replica{reg: reg, bus: bus, n: new(mcptest.Notifications)}
+	r := &replica{reg: reg, bus: bus, n: new(mcptest.Notifications), lag: lag}
 	cs := mcptest.Connect(t, server, version, r.n.ClientOptions(nil))
 	require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: userURI}))
 	// A 2026-07-28 client subscribes in the background.
@@ -269,7 +294,8 @@ func (r *replica) updates() int {
 
 // Through real registries: a change reported on one replica reaches the
 // subscribers of the other, in both eras, and the subscriber of the
-// reporting replica once.
+// reporting replica once; the receiving registry's Observer hears of it
+// with the bus's lag.
 func TestRegistries(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t, -1)
@@ -290,6 +316,14 @@ func TestRegistries(t *testing.T) {
 	assert.Zero(t, b.updates(), "a second update on the reporting replica")
 	assert.EqualValues(t, 1, a.bus.Stats().Received, "a replica receives its own change")
 	assert.EqualValues(t, 1, b.bus.Stats().Received)
+	// Each registry's Observer was told of the one change from the other,
+	// with the lag the message's "sent" gives (one clock here).
+	for _, r := range []*replica{a, b} {
+		lags := r.lag.received()
+		require.Len(t, lags, 1)
+		assert.GreaterOrEqual(t, lags[0], time.Duration(0), "a lag the publisher dated")
+		assert.Less(t, lags[0], waitTimeout)
+	}
 }
 
 // With NATS down, Publish returns, the replica's own subscriber is still

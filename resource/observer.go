@@ -149,8 +149,12 @@ func (r *Registry) observe(c *call) {
 	if c.op == OpList {
 		uri = ""
 	}
+	start := c.start // the audit record's, if it has one
+	if start.IsZero() {
+		start = time.Now()
+	}
 	c.obs = &Call{Op: c.op, Method: c.method, URI: uri, Request: c.req, SessionID: sessionID(c.session),
-		ProtocolVersion: protocolVersion(c.req), Identity: c.identity, Start: time.Now()}
+		ProtocolVersion: protocolVersion(c.req), Identity: c.identity, Start: start}
 	c.ctx = o.StartCall(c.ctx, c.obs)
 }
 

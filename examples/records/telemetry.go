@@ -26,7 +26,8 @@ const serviceName = "mcpres-records"
 // telemetry returns the Observer that exports the registry's spans and
 // metrics as mode says, and a function that flushes and stops the
 // exporters; a nil Observer for mode "". Mode "stdout" writes them to out
-// as JSON (spans as they end, metrics every metricsEvery and at the end);
+// as JSON lines (spans in batches, within seconds of ending; metrics every
+// metricsEvery; both again when the exporters are stopped);
 // "otlp" sends them over OTLP/HTTP to the collector the standard
 // OTEL_EXPORTER_OTLP_* variables name (http://localhost:4318 by default).
 func telemetry(ctx context.Context, mode string, out io.Writer, metricsEvery time.Duration, logger *slog.Logger) (resource.Observer, func(context.Context) error, error) {
