@@ -57,11 +57,16 @@ type Options struct {
 	Updates *Updates
 	// Change, if set, makes the server change the resource at uri (by
 	// whatever means the server offers: a write to its database, a file,
-	// an admin call). Run calls it for a listed resource it subscribed to,
-	// and again after unsubscribing.
+	// an admin call). Run calls it for a listed resource it subscribed
+	// to, again every 200 ms until the update arrives or Wait has passed
+	// (a subscription may take effect a moment after it is answered), and
+	// up to twice after unsubscribing: so it should make a change each time it
+	// is called, and be safe to call again. An error from it ends Run,
+	// which returns it with the report so far.
 	Change func(ctx context.Context, uri string) error
-	// Wait is how long Run waits for a notification after Change. Zero
-	// means DefaultWait. Negative is an error.
+	// Wait is how long Run waits for a notification after Change, and for
+	// an answer to resources/subscribe. Zero means DefaultWait. Negative
+	// is an error.
 	Wait time.Duration
 	// Subscribe, if set, subscribes to uri by other means than the
 	// session, and returns nil if the server accepted, its error if it
@@ -75,7 +80,8 @@ type Options struct {
 // Run audits the server at the other end of cs, at the protocol version
 // cs negotiated, and returns the report. It returns an error, and no
 // report, for options it refuses; and an error with the report so far if
-// the session fails (it cannot talk to the server at all), or ctx ends.
+// the session fails (it cannot talk to the server at all), ctx ends, or
+// Options.Change fails.
 // Everything the server answers wrongly is a Finding in the report, not an
 // error.
 func Run(ctx context.Context, cs *mcp.ClientSession, opts *Options) (*Report, error) {

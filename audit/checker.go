@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -79,7 +80,10 @@ func (c *checker) sessionFailed(err error) bool {
 	if _, ok := rpcError(err); ok {
 		return false
 	}
-	return c.ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed)
+	// go-sdk gives a call in flight when its connection dies the reader's
+	// own error: io.EOF over stdio, ErrSessionMissing over HTTP.
+	return c.ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // mediaType returns the type/subtype of a MIME type, lower case, without

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"log/slog"
 
 	"github.com/mcpres/mcpres/audit"
 	"github.com/mcpres/mcpres/resource"
@@ -14,7 +15,7 @@ import (
 // resource whose content does not parse. The report names the rule, the
 // URI and what was seen.
 func ExampleRun() {
-	reg, err := resource.NewRegistry(&resource.Options{Logger: quiet, MIME: resource.MIMEOff}) // let the bad JSON through
+	reg, err := resource.NewRegistry(&resource.Options{Logger: slog.New(slog.DiscardHandler), MIME: resource.MIMEOff}) // let the bad JSON through
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -68,10 +68,6 @@ func SubscribeHTTP(ctx context.Context, client *http.Client, url, version, uri s
 		if msg.Error == nil {
 			return errors.New("subscriptions/listen ended at once, without an error: nothing was subscribed")
 		}
-		var e *jsonrpc.Error
-		if errors.As(msg.Error, &e) {
-			return e
-		}
 		return msg.Error
 	case *jsonrpc.Request:
 		if msg.Method == "notifications/subscriptions/acknowledged" {

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -102,7 +103,7 @@ func (r *Report) WriteTo(w io.Writer) (int64, error) {
 	var b strings.Builder
 	must, should := len(r.Violations(Must)), len(r.Violations(Should))-len(r.Violations(Must))
 	fmt.Fprintf(&b, "%s at protocol %s: %d resources, %d templates, %d reads; %d MUST and %d SHOULD violations\n",
-		cmpOr(r.Server, "server"), r.Protocol, r.Resources, r.Templates, r.Reads, must, should)
+		cmp.Or(r.Server, "server"), r.Protocol, r.Resources, r.Templates, r.Reads, must, should)
 	for _, s := range r.Skipped {
 		fmt.Fprintf(&b, "skipped: %s\n", s)
 	}
@@ -127,11 +128,4 @@ func (r *Report) WriteTo(w io.Writer) (int64, error) {
 	}
 	n, err := io.WriteString(w, b.String())
 	return int64(n), err
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

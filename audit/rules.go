@@ -29,6 +29,7 @@ func init() {
 	}
 }
 
-// Rules returns every rule the audit checks, in the order a report lists
-// them.
+// Rules returns every rule the audit checks, grouped by what they check
+// (lists, not-found answers, reads, subscriptions, templates); a report
+// lists its findings in the order it made them.
 func Rules() []Rule { return append([]Rule(nil), rules...) }

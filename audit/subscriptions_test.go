@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,6 +92,13 @@ func TestSubscriptionsBroken(t *testing.T) {
 				return &jsonrpc.Error{Code: -32602, Message: "no such resource"}
 			}}
 		}, nil},
+		{"listen-unreachable", func(*audit.Updates) (*mcp.Server, *audit.Options) {
+			s := plainServer()
+			addText(s, "x://a")
+			return s, &audit.Options{Subscribe: func(context.Context, string) error {
+				return errors.New("dial tcp 127.0.0.1:1: connection refused") // no answer: not a refusal
+			}}
+		}, map[string][]string{"2025-11-25": {"subscribe.missing"}}},
 		{"delivers", func(u *audit.Updates) (*mcp.Server, *audit.Options) {
 			s := plainServer()
 			addText(s, "x://a")
@@ -147,7 +155,7 @@ func TestSubscriptionsBroken(t *testing.T) {
 				s, opts := tt.setup(u)
 				r := run(t, connect(t, s, version, u), opts)
 				assert.Equal(t, tt.want[version], rulesIn(r, "subscribe.", "cache."), "%s", r)
-				if version >= "2026-07-28" && (opts == nil || opts.Subscribe == nil) {
+				if version >= "2026-07-28" && (opts == nil || opts.Subscribe == nil || tt.name == "listen-unreachable") {
 					assert.True(t, skipped(r, "subscription to nothing"), "%q", r.Skipped)
 				}
 				if opts == nil || opts.Change == nil {

@@ -23,6 +23,9 @@ func Audit(t testing.TB, cs *mcp.ClientSession, opts *audit.Options) *audit.Repo
 	t.Helper()
 	report, err := audit.Run(t.Context(), cs, opts)
 	if err != nil {
+		if report != nil {
+			t.Logf("audit: the report so far:\n%s", report)
+		}
 		t.Fatalf("audit: %v", err)
 	}
 	for _, f := range report.Findings {

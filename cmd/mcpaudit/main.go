@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,6 +113,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if !ok || id == "" || reason == "" {
 			return fmt.Errorf("want ID=reason, got %q", s)
 		}
+		if !slices.ContainsFunc(audit.Rules(), func(r audit.Rule) bool { return r.ID == id }) {
+			return fmt.Errorf("no rule is %q (mcpaudit -rules lists them)", id)
+		}
 		cfg.waive[id] = reason
 		return nil
 	})
@@ -144,27 +148,28 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 // auditServer connects to the server cfg names and audits it.
 func auditServer(ctx context.Context, cfg *config) (*audit.Report, error) {
 	var transport mcp.Transport
+	httpClient := &http.Client{Transport: headerTransport{cfg.headers, http.DefaultTransport}}
 	if cfg.url != "" {
-		transport = &mcp.StreamableClientTransport{Endpoint: cfg.url, HTTPClient: &http.Client{Transport: headerTransport{cfg.headers, http.DefaultTransport}}}
+		transport = &mcp.StreamableClientTransport{Endpoint: cfg.url, HTTPClient: httpClient}
 	} else {
 		cmd := exec.Command(cfg.command[0], cfg.command[1:]...)
 		cmd.Stderr = os.Stderr
 		transport = &mcp.CommandTransport{Command: cmd}
 	}
-	updates := &audit.Updates{}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpaudit", Version: "v1"}, &mcp.ClientOptions{ResourceUpdatedHandler: updates.Handle})
+	// No Options.Change: a command line cannot change the server's data,
+	// so delivery is not checked (the report says so).
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpaudit", Version: "v1"}, nil)
 	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: cfg.protocol})
 	if err != nil {
 		return nil, fmt.Errorf("connecting: %w", err)
 	}
 	defer cs.Close()
-	opts := &audit.Options{Reads: cfg.reads, Waive: cfg.waive, Updates: updates}
+	opts := &audit.Options{Reads: cfg.reads, Waive: cfg.waive}
 	if version := cs.InitializeResult().ProtocolVersion; cfg.url != "" && version >= "2026-07-28" {
 		// go-sdk's client does not report a refused listen: ask with one of
 		// our own.
-		client := &http.Client{Transport: headerTransport{cfg.headers, http.DefaultTransport}}
 		opts.Subscribe = func(ctx context.Context, uri string) error {
-			return audit.SubscribeHTTP(ctx, client, cfg.url, version, uri)
+			return audit.SubscribeHTTP(ctx, httpClient, cfg.url, version, uri)
 		}
 	}
 	return audit.Run(ctx, cs, opts)

@@ -42,6 +42,10 @@ func TestBadFlags(t *testing.T) {
 		assert.Equal(t, 2, code, "mcpaudit %q", args)
 		assert.NotEmpty(t, stderr, "mcpaudit %q says why", args)
 	}
+	// An unknown rule is refused with the flags, before any server starts.
+	_, _, stderr := mcpaudit("-waive", "no.such-rule=because", "--", "/nonexistent/mcp-server")
+	assert.Contains(t, stderr, `no rule is "no.such-rule"`)
+	assert.NotContains(t, stderr, "connecting")
 }
 
 // A server that cannot be started is not audited: exit 2.
