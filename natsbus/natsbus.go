@@ -270,8 +270,9 @@ func (b *Bus) send(batch []subscribe.Change) error {
 // its excess, again until the rest fits.
 func (b *Bus) encode(batch []subscribe.Change, limit int) (int, error) {
 	n := len(batch)
+	sent := time.Now()
 	for {
-		data, err := subscribe.Message{From: b.id, Sent: time.Now(), Changes: batch[:n]}.AppendJSON(b.buf[:0])
+		data, err := subscribe.Message{From: b.id, Sent: sent, Changes: batch[:n]}.AppendJSON(b.buf[:0])
 		if err != nil {
 			return 0, fmt.Errorf("natsbus: %w", err)
 		}

@@ -264,10 +264,11 @@ func notify(ctx context.Context, conn *pgx.Conn, channel string, payloads [][]by
 // change too large for one message alone as chunks.
 func (b *Bus) payloads(batch []subscribe.Change) ([][]byte, error) {
 	var out [][]byte
+	sent := time.Now()
 	for len(batch) > 0 {
 		n := len(batch)
 		for {
-			data, err := subscribe.Message{From: b.id, Sent: time.Now(), Changes: batch[:n]}.AppendJSON(nil)
+			data, err := subscribe.Message{From: b.id, Sent: sent, Changes: batch[:n]}.AppendJSON(nil)
 			if err != nil {
 				return nil, err
 			}

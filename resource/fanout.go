@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -33,6 +34,8 @@ const notificationListChanged = "notifications/resources/list_changed"
 // reading is bounded by its subscriptions, and its goroutine ends when its
 // transport fails, at the latest when the session ends.
 type fanout struct {
+	ctx      context.Context // the registry's: sends end when it does
+	logger   *slog.Logger
 	observer Observer // told of each notification sent or coalesced; nil for none
 
 	mu     sync.Mutex
@@ -58,21 +61,19 @@ type queuedSend struct {
 	before func(ctx context.Context, req mcp.Request) bool // false: drop it (see Registry.sendingMiddleware)
 }
 
-// send queues qs for session s, unless a notification with its key is
-// already waiting (the Observer is then told it was coalesced), and starts
-// s's goroutine if it has none. The goroutine sends with ctx, reports
-// failures to logger, and tells the Observer of each notification sent.
-func (f *fanout) send(ctx context.Context, logger *slog.Logger, s *mcp.ServerSession, qs queuedSend) {
-	if !f.queue(ctx, logger, s, qs) && f.observer != nil {
-		f.observer.Event(Event{Kind: EventCoalesced, URI: qs.key.uri})
-	}
-}
+// sendTimeout bounds one send, as go-sdk bounds each of its own
+// notifications: a transport that heeds its context gives up then.
+const sendTimeout = 10 * time.Second
 
-// queue is send without the Observer: it reports whether qs was queued,
-// rather than found waiting already.
-func (f *fanout) queue(ctx context.Context, logger *slog.Logger, s *mcp.ServerSession, qs queuedSend) bool {
+// send queues qs for session s and starts s's goroutine if it has none.
+// A notification with qs's key already waiting is that one (the Observer
+// is told it was coalesced): qs takes its place in the queue, so that the
+// session is sent the newest request (a 2026-07-28 listen's notification
+// names its listen). The goroutine sends each with a context of f.ctx,
+// reports failures to f.logger, and tells the Observer of each
+// notification sent.
+func (f *fanout) send(s *mcp.ServerSession, qs queuedSend) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	q := f.queues[s]
 	if q == nil {
 		if f.queues == nil {
@@ -80,22 +81,30 @@ func (f *fanout) queue(ctx context.Context, logger *slog.Logger, s *mcp.ServerSe
 		}
 		q = &sendQueue{}
 		f.queues[s] = q
-		go f.run(ctx, logger, s, q)
+		go f.run(s, q)
 	}
-	for _, waiting := range q.sends {
-		if waiting.key == qs.key {
-			return false
+	coalesced := false
+	for i := range q.sends {
+		if q.sends[i].key == qs.key {
+			q.sends[i], coalesced = qs, true
+			break
 		}
 	}
-	q.sends = append(q.sends, qs)
-	return true
+	if !coalesced {
+		q.sends = append(q.sends, qs)
+	}
+	f.mu.Unlock()
+	if coalesced && f.observer != nil {
+		f.observer.Event(Event{Kind: EventCoalesced, URI: qs.key.uri})
+	}
 }
 
-// run sends q's notifications to s in order until none is left.
-func (f *fanout) run(ctx context.Context, logger *slog.Logger, s *mcp.ServerSession, q *sendQueue) {
+// run sends q's notifications to s in order until none is left, or f.ctx
+// ends (the registry closed): what is left then is dropped.
+func (f *fanout) run(s *mcp.ServerSession, q *sendQueue) {
 	for {
 		f.mu.Lock()
-		if len(q.sends) == 0 {
+		if len(q.sends) == 0 || f.ctx.Err() != nil {
 			delete(f.queues, s)
 			f.mu.Unlock()
 			return
@@ -105,12 +114,16 @@ func (f *fanout) run(ctx context.Context, logger *slog.Logger, s *mcp.ServerSess
 		q.sends = q.sends[1:]
 		f.mu.Unlock()
 
-		if qs.before != nil && !qs.before(ctx, qs.req) {
+		if qs.before != nil && !qs.before(f.ctx, qs.req) {
 			continue
 		}
-		if _, err := qs.next(ctx, qs.key.method, qs.req); err != nil {
-			logger.Warn("notification not sent", "method", qs.key.method, "uri", qs.key.uri, "session_id", s.ID(), "error", err)
-		} else if f.observer != nil {
+		ctx, cancel := context.WithTimeout(f.ctx, sendTimeout)
+		_, err := qs.next(ctx, qs.key.method, qs.req)
+		cancel()
+		switch {
+		case err != nil && f.ctx.Err() == nil:
+			f.logger.Warn("notification not sent", "method", qs.key.method, "uri", qs.key.uri, "session_id", s.ID(), "error", err)
+		case err == nil && f.observer != nil:
 			f.observer.Event(Event{Kind: EventNotified, Method: qs.key.method, URI: qs.key.uri})
 		}
 	}

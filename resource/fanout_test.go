@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -199,4 +200,32 @@ func TestStalledSessionHoldsUpNoOther(t *testing.T) {
 			}
 		})
 	})
+}
+
+// After Close the registry sends nothing of its own, and what the server
+// sends itself goes out as go-sdk sends it: a list change of a resource
+// added to the server directly still reaches a client, in both eras.
+func TestClosedRegistrySendsServerNotificationsThrough(t *testing.T) {
+	t.Parallel()
+	for _, version := range eras {
+		t.Run(version, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				reg, err := resource.NewRegistry(&resource.Options{Logger: quietLogger()})
+				require.NoError(t, err)
+				server, err := reg.NewServer(&mcp.Implementation{Name: "s"}, &mcp.ServerOptions{Logger: quietLogger()})
+				require.NoError(t, err)
+				var listChanged atomic.Int64
+				cs := mcptest.Connect(t, server, version, &mcp.ClientOptions{
+					ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { listChanged.Add(1) },
+				})
+				synctest.Wait()
+				require.NoError(t, reg.Close())
+				server.AddResource(&mcp.Resource{URI: "docs://added", Name: "added"}, notifyRead)
+				time.Sleep(time.Second) // go-sdk gathers list changes for a moment
+				synctest.Wait()
+				assert.EqualValues(t, 1, listChanged.Load(), "go-sdk's own list_changed after Close")
+				require.NoError(t, cs.Close())
+			})
+		})
+	}
 }

@@ -206,7 +206,9 @@ const notificationResourceUpdated = "notifications/resources/updated"
 func (r *Registry) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		s, _ := req.GetSession().(*mcp.ServerSession)
-		if s == nil {
+		if s == nil || r.closed.Load() {
+			// A closed registry sends nothing of its own: what the server
+			// sends itself goes as go-sdk sends it.
 			return next(ctx, method, req)
 		}
 		qs := queuedSend{key: sendKey{method: method}, req: req, next: next}
@@ -224,7 +226,7 @@ func (r *Registry) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		default:
 			return next(ctx, method, req)
 		}
-		r.fanout.send(r.ctx, r.opts.Logger, s, qs)
+		r.fanout.send(s, qs)
 		return nil, nil
 	}
 }

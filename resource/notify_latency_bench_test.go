@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpres/mcpres/resource"
 	"github.com/mcpres/mcpres/subscribe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,9 +24,9 @@ import (
 // call to the last session's notification; the ns/op column counts the
 // same time, and nothing else.
 //
-// In stalled=1, one of the 1,000 sessions has stopped reading (see
+// In stalled=1, a 1,001st session has stopped reading (see
 // stallingTransport) before the changes, and the time is to the last of
-// the 999 others. go-sdk's own ResourceUpdated is not measured there: it
+// the 1,000 others. go-sdk's own ResourceUpdated is not measured there: it
 // blocks on the stalled session until it reads again, and then drops the
 // notification for the sessions after it once its 10 s deadline has
 // passed (TestStalledSessionHoldsUpNoOther).
@@ -38,7 +37,7 @@ func BenchmarkNotifyLatency(b *testing.B) {
 		for _, version := range []string{"2025-11-25", "2026-07-28"} {
 			name := fmt.Sprintf("sessions=%d/era=%s", sessions, version)
 			b.Run(name+"/mcpres", func(b *testing.B) {
-				reg, n := newLatencyRegistry(b, sessions, version)
+				reg, n := newMountedNotifyBench(b, sessions, version)
 				n.latency(b, func() {
 					if err := reg.Changed(notifyURI); err != nil {
 						b.Fatal(err)
@@ -47,7 +46,7 @@ func BenchmarkNotifyLatency(b *testing.B) {
 			})
 			if sessions == 1_000 {
 				b.Run(fmt.Sprintf("sessions=%d/stalled=1/era=%s/mcpres", sessions, version), func(b *testing.B) {
-					reg, n := newLatencyRegistry(b, sessions, version)
+					reg, n := newMountedNotifyBench(b, sessions, version)
 					n.stallOne(b, version)
 					n.latency(b, func() {
 						if err := reg.Changed(notifyURI); err != nil {
@@ -57,11 +56,7 @@ func BenchmarkNotifyLatency(b *testing.B) {
 				})
 			}
 			b.Run(name+"/go-sdk", func(b *testing.B) {
-				var n *notifyBench
-				n = newNotifyBench(b, sessions, version, &mcp.ServerOptions{
-					SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
-					UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-				}, func(s *mcp.Server) { s.AddResource(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead) })
+				n := newSDKNotifyBench(b, sessions, version)
 				params := &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}
 				n.latency(b, func() {
 					// ResourceUpdated returns once it has sent to every
@@ -73,21 +68,6 @@ func BenchmarkNotifyLatency(b *testing.B) {
 			})
 		}
 	}
-}
-
-// newLatencyRegistry returns a registry holding notifyURI, mounted on the
-// server of a new notifyBench of sessions clients of version. Its log is
-// discarded: a stalled session's sends fail, and are logged, as it closes.
-func newLatencyRegistry(b *testing.B, sessions int, version string) (*resource.Registry, *notifyBench) {
-	reg := newRegistry(b, &resource.Options{Logger: quietLogger()})
-	if err := reg.Add(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead); err != nil {
-		b.Fatal(err)
-	}
-	n := newNotifyBench(b, sessions, version, &mcp.ServerOptions{
-		SubscribeHandler:   reg.Subscribe,
-		UnsubscribeHandler: reg.Unsubscribe,
-	}, func(s *mcp.Server) { resource.Mount(s, reg) })
-	return reg, n
 }
 
 // latency times change, made after a quiet spell, until every client has

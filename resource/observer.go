@@ -170,9 +170,13 @@ func (r *Registry) observeEnd(c *call, o outcome, err error) {
 }
 
 // subscriptionsChanged reports the number of open subscriptions to the
-// Observer, if there is one.
+// Observer, if there is one. The count is read and reported under one
+// lock, so that reports arrive in the order they were read, and the last
+// is the count after the last change.
 func (r *Registry) subscriptionsChanged() {
 	if o := r.opts.Observer; o != nil {
+		r.countMu.Lock()
+		defer r.countMu.Unlock()
 		n, _, _ := r.subs.Stats()
 		o.Event(Event{Kind: EventSubscriptions, Count: n})
 	}

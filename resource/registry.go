@@ -113,6 +113,7 @@ type Registry struct {
 	grants            grants
 	sessions          sessionWatch
 	fanout            fanout       // sends notifications, a goroutine per session sending
+	countMu           sync.Mutex   // orders the Observer's EventSubscriptions
 	listed            listedURIs   // bad URIs providers listed, reported
 	unknownTemplates  reportedOnce // templates other replicas reported and this one lacks
 	stopListening     func()       // stops taking the bus's changes; nil without a bus
@@ -155,13 +156,13 @@ func NewRegistry(opts *Options) (*Registry, error) {
 		r.cursors, _ = cursor.NewCodec(nil) // cannot fail without options
 	}
 	r.sources = []cursor.Source[*mcp.Resource]{{Name: "", Provider: index[*staticEntry, *mcp.Resource]{&r.static, (*staticEntry).describe}}}
-	r.fanout.observer = o.Observer
 	r.reads = newLimiter(o.RateLimits.Read)
 	r.subscribes = newLimiter(o.RateLimits.Subscribe)
 	r.notify.delay = o.ListChangedDelay
 	r.sessions.servers = r.notify.mounted
 	r.router.MaxURILength = o.MaxURILength
 	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.fanout.ctx, r.fanout.logger, r.fanout.observer = r.ctx, o.Logger, o.Observer
 	if err := r.listen(); err != nil {
 		r.subs.Close()
 		r.cancel()
@@ -179,10 +180,12 @@ func NewRegistry(opts *Options) (*Registry, error) {
 // and its kin do nothing, requests are answered with -32603, and
 // subscriptions are forgotten. A subscribed session of a server the
 // registry is not mounted on is awaited by a goroutine until it ends
-// (see Mount). A notification being sent to a session
-// whose client has stopped reading stays under way until its transport
-// fails or the session ends; no later one is sent. Close is idempotent and
-// always returns nil.
+// (see Mount). A notification being sent to a session whose client has
+// stopped reading stays under way until its transport fails, the session
+// ends, or, on a transport that heeds its context, 10 s pass (as go-sdk
+// bounds its own sends); those still waiting are dropped, and no later
+// one is sent. What the server sends itself goes on as go-sdk sends it.
+// Close is idempotent and always returns nil.
 func (r *Registry) Close() error {
 	if !r.closed.CompareAndSwap(false, true) {
 		return nil

@@ -3,7 +3,6 @@ package resource_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,10 +14,11 @@ import (
 
 // BenchmarkNotify compares, side by side, what reporting a change to a
 // resource with 1,000 subscribed sessions costs its caller: the registry's
-// Changed, which returns at once (the notifications go out later, once per
-// window however many changes it gathers, from the registry's own
-// goroutine), and go-sdk v1.8's bare Server.ResourceUpdated, which
-// returns once it has sent the notification to every subscriber.
+// Changed, which returns at once (the first change after a quiet spell
+// goes out at once and the rest once per window, however many it
+// gathers, each session's from a goroutine of that session's own), and
+// go-sdk v1.8's bare Server.ResourceUpdated, which returns once it has
+// sent the notification to every subscriber.
 //
 // The sessions are real: go-sdk clients over in-memory transports,
 // subscribed through resources/subscribe (2025-11-25) or a
@@ -33,29 +33,14 @@ import (
 func BenchmarkNotify(b *testing.B) {
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		b.Run("era="+version+"/mcpres", func(b *testing.B) {
-			reg := newRegistry(b, nil)
-			if err := reg.Add(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead); err != nil {
-				b.Fatal(err)
-			}
-			n := newNotifyBench(b, notifySessions, version, &mcp.ServerOptions{
-				SubscribeHandler:   reg.Subscribe,
-				UnsubscribeHandler: reg.Unsubscribe,
-			}, func(s *mcp.Server) { resource.Mount(s, reg) })
+			reg, n := newMountedNotifyBench(b, notifySessions, version)
 			if subs, sessions, uris := reg.SubscriptionStats(); subs != notifySessions || sessions != notifySessions || uris != 1 {
 				b.Fatalf("SubscriptionStats() = %d, %d, %d; want %d, %d, 1", subs, sessions, uris, notifySessions, notifySessions)
 			}
 			n.run(b, func() { reg.Changed(notifyURI) })
 		})
 		b.Run("era="+version+"/gosdk", func(b *testing.B) {
-			var n *notifyBench
-			n = newNotifyBench(b, notifySessions, version, &mcp.ServerOptions{
-				SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
-				UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-			}, func(s *mcp.Server) {
-				// A resource, so that the server advertises resources (and
-				// subscribe) and agrees to listens.
-				s.AddResource(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead)
-			})
+			n := newSDKNotifyBench(b, notifySessions, version)
 			ctx := context.Background()
 			params := &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}
 			n.run(b, func() {
@@ -76,6 +61,33 @@ func notifyRead(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceRes
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: notifyURI, Text: "x"}}}, nil
 }
 
+// newMountedNotifyBench returns a registry holding notifyURI, mounted on
+// the server of a new notifyBench of sessions clients of version. Its log
+// is discarded: a stalled session's sends fail, and are logged, as it
+// closes.
+func newMountedNotifyBench(b *testing.B, sessions int, version string) (*resource.Registry, *notifyBench) {
+	reg := newRegistry(b, &resource.Options{Logger: quietLogger()})
+	if err := reg.Add(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead); err != nil {
+		b.Fatal(err)
+	}
+	n := newNotifyBench(b, sessions, version, &mcp.ServerOptions{
+		SubscribeHandler:   reg.Subscribe,
+		UnsubscribeHandler: reg.Unsubscribe,
+	}, func(s *mcp.Server) { resource.Mount(s, reg) })
+	return reg, n
+}
+
+// newSDKNotifyBench returns a notifyBench of sessions clients of version
+// on a plain go-sdk server that accepts every subscription and holds
+// notifyURI, so that it advertises resources (and subscribe) and agrees
+// to listens.
+func newSDKNotifyBench(b *testing.B, sessions int, version string) *notifyBench {
+	return newNotifyBench(b, sessions, version, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	}, func(s *mcp.Server) { s.AddResource(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead) })
+}
+
 // A notifyBench is a server with connected clients, each subscribed to
 // notifyURI and counting its notifications.
 type notifyBench struct {
@@ -91,7 +103,7 @@ type notifyBench struct {
 // b.Cleanup closes them.
 func newNotifyBench(b *testing.B, sessions int, version string, sopts *mcp.ServerOptions, mount func(*mcp.Server)) *notifyBench {
 	ctx := context.Background()
-	sopts.Logger = slog.New(slog.DiscardHandler)
+	sopts.Logger = quietLogger()
 	n := &notifyBench{
 		server:   mcp.NewServer(&mcp.Implementation{Name: "bench"}, sopts),
 		received: make([]atomic.Int64, sessions),

@@ -3,7 +3,6 @@ package resource_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"runtime"
 	"testing"
 
@@ -58,7 +57,7 @@ func BenchmarkSubscriptionMemory(b *testing.B) {
 // subscription.
 func subscriptionHeap(b *testing.B, mcpres bool, sessions, each int, uriOf func(session, j int) string) float64 {
 	ctx := context.Background()
-	quiet := slog.New(slog.DiscardHandler)
+	quiet := quietLogger()
 	var server *mcp.Server
 	if mcpres {
 		reg, err := resource.NewRegistry(&resource.Options{Logger: quiet})
@@ -92,6 +91,7 @@ func subscriptionHeap(b *testing.B, mcpres bool, sessions, each int, uriOf func(
 		defer ss.Wait()
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
+			ss.Close() // else the deferred Wait would wait for good
 			b.Fatal(err)
 		}
 		defer cs.Close()

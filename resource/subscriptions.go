@@ -221,10 +221,10 @@ func (g *grants) drop(s *mcp.ServerSession) {
 }
 
 // Changed reports that the resource at uri changed. It returns at once:
-// subscribers get notifications/resources/updated right away if uri did
-// not change within the last SubscriptionOptions.Window, and otherwise
-// when its window ends, once however many times Changed is called for uri
-// meanwhile; only sessions subscribed to uri are notified.
+// subscribers get notifications/resources/updated right away unless uri's
+// subscribers were notified within the last SubscriptionOptions.Window,
+// and otherwise when that window ends, once however many times Changed is
+// called for uri meanwhile; only sessions subscribed to uri are notified.
 // With SubscriptionOptions.Bus, the change is also published to the other
 // replicas, which notify their own subscribers the same way. Each session
 // is sent its notifications from a goroutine of its own, while it has

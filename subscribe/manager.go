@@ -70,9 +70,12 @@ type Options struct {
 	// ends, the URI is delivered once more if it changed within it,
 	// however many times, and its next window opens. A window in which it
 	// did not change ends the spell: its next change is again delivered
-	// at once. So a lone change waits for nothing, whatever other URIs
-	// do, and a burst costs a URI one delivery at its start and at most
-	// one a window. Zero means DefaultWindow. Negative is an error.
+	// at once. So a lone change waits for no window, whatever other URIs
+	// do (only for the delivery under way, if Deliver is busy), and a
+	// burst costs a URI one delivery at its start and at most one a
+	// window. Windows are timed from when they open, not from when
+	// Deliver returns: a slow Deliver shortens the gap between two
+	// deliveries of a URI. Zero means DefaultWindow. Negative is an error.
 	Window time.Duration
 	// Deliver is called with each watched URI that changed, at most once
 	// per delivery (see Window), in URI order, from a goroutine of the
@@ -98,9 +101,9 @@ type Options struct {
 	// change to it costs no delivery of its own: it changed within its
 	// window, which had seen a change already (so a burst of n changes
 	// within one window costs n-1 calls). It is for telemetry: it is
-	// called with the Manager's lock held, from the goroutine that
-	// reported the change, so it must be quick and must not call the
-	// Manager.
+	// called by the goroutine that reported the change, with no lock
+	// held, before Changed (or ChangedWhere) returns, so it should be
+	// quick.
 	OnCoalesce func(uri string)
 }
 
@@ -316,10 +319,15 @@ func (m *Manager[S]) Changed(uri string) (watched bool) {
 		return m.Watched(uri)
 	}
 	m.mu.Lock()
+	coalesced := false
 	if _, watched = m.watchers[uri]; watched {
-		m.queue(uri)
+		var now time.Time
+		coalesced = m.queue(uri, &now)
 	}
 	m.mu.Unlock()
+	if coalesced && m.opts.OnCoalesce != nil {
+		m.opts.OnCoalesce(uri)
+	}
 	return watched
 }
 
@@ -332,13 +340,18 @@ func (m *Manager[S]) ChangedWhere(match func(uri string) bool) {
 	if match == nil || m.opts.Deliver == nil {
 		return
 	}
+	var coalesced []string // for OnCoalesce, called with no lock held
 	m.mu.Lock()
+	var now time.Time // one change: the windows it opens all end at once
 	for uri := range m.watchers {
-		if match(uri) {
-			m.queue(uri)
+		if match(uri) && m.queue(uri, &now) && m.opts.OnCoalesce != nil {
+			coalesced = append(coalesced, uri)
 		}
 	}
 	m.mu.Unlock()
+	for _, uri := range coalesced {
+		m.opts.OnCoalesce(uri)
+	}
 }
 
 // ChangedPrefix reports that every watched resource whose URI starts with
@@ -351,24 +364,28 @@ func (m *Manager[S]) ChangedPrefix(prefix string) {
 
 // queue reports a change to uri, which someone watches. Within uri's
 // window it is delivered when the window ends; otherwise it is delivered
-// at once, from a goroutine of the Manager's own, and opens the window.
-// m.mu must be held.
-func (m *Manager[S]) queue(uri string) {
+// at once, from a goroutine of the Manager's own, and opens the window
+// from *now, which queue sets to the time if it is zero (a change within
+// a window, the common case in a burst, reads no clock). It reports
+// whether the change was coalesced: its window had seen one already. m.mu
+// must be held.
+func (m *Manager[S]) queue(uri string, now *time.Time) (coalesced bool) {
 	if m.closed.Load() || m.opts.Deliver == nil {
-		return
+		return false
 	}
 	if w := m.windows[uri]; w != nil {
-		if w.changed && m.opts.OnCoalesce != nil {
-			m.opts.OnCoalesce(uri)
-		}
+		coalesced = w.changed
 		w.changed = true
-		return
+		return coalesced
 	}
-	now := time.Now()
+	if now.IsZero() {
+		*now = time.Now()
+	}
 	m.pending[uri] = struct{}{}
-	m.open(uri, now)
-	m.arm(now)
+	m.open(uri, *now)
+	m.arm(*now)
 	m.flush()
+	return false
 }
 
 // open opens a window for uri from now. It ends after every window open,
@@ -494,11 +511,11 @@ func (m *Manager[S]) Stats() (subscriptions, sessions, uris int) {
 	return m.count, len(m.bySession), len(m.watchers)
 }
 
-// Close ends the Manager's life. It ends the current window and drops the
-// changes pending in it; later changes are ignored, and Subscribe returns
-// ErrClosed. If a Deliver call is under way, Close waits for it to return
-// (so Deliver must not wait for Close's caller), and no other Deliver call
-// starts, not even for URIs of the same window. When Close returns, no
+// Close ends the Manager's life. It ends every URI's window and drops the
+// changes pending in them; later changes are ignored, and Subscribe
+// returns ErrClosed. If a Deliver call is under way, Close waits for it to
+// return (so Deliver must not wait for Close's caller), and no other
+// Deliver call starts, not even for URIs pending in the same delivery. When Close returns, no
 // goroutine the Manager started is running, and none will start.
 //
 // Close must not be called by Deliver, nor by a hook that Deliver
@@ -528,7 +545,7 @@ func (m *Manager[S]) Close() {
 // sortedMax is the size up to which a uriSet is a sorted slice, which
 // costs a third of the memory of a map: most sessions watch a few URIs,
 // and a session watches at most Options.MaxPerSession (1,000 by default),
-// so only a session without a cap makes a map.
+// so only a session allowed more than sortedMax makes a map.
 const sortedMax = 4096
 
 // A uriSet is the URIs one session watches: a sorted slice while it is
