@@ -7,7 +7,8 @@ import (
 )
 
 // defaultListCache is what -list-cache defaults to: room for the index of
-// a directory of about two million files, or of many smaller ones.
+// a directory of about a million and a half files with 12-byte names, its
+// MIME notes included, or of many smaller ones.
 const defaultListCache = 64 << 20
 
 // An indexCache keeps directory indexes (see dirIndex), by the

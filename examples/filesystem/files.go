@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -557,8 +558,9 @@ type walker struct {
 // walk lists what lies in the directory d, whose path is prefix ("" for
 // the root, else a path ending in '/') and whose FileInfo, taken from d,
 // is fi, from w.after on. It returns errPageFull once the page is full,
-// the error of ctx, and the error of reading the root; a subdirectory
-// that cannot be read (removed since its parent was) is skipped. Every
+// the error of ctx, the error of reading the root, and that of a
+// subdirectory that fails for another reason than being gone (see gone),
+// which is skipped. Every
 // item it leaves is added to the page, or pending in a directory that is
 // still open: it flushes before it returns.
 func (w *walker) walk(d *os.Root, prefix string, fi fs.FileInfo) error {
@@ -595,12 +597,21 @@ func (w *walker) walk(d *os.Root, prefix string, fi fs.FileInfo) error {
 			return err
 		}
 	}
-	if err != nil && prefix == "" {
+	if err != nil && (prefix == "" || !gone(err)) {
 		return err
 	}
-	// A subdirectory removed or unreadable since its parent was read is
-	// skipped.
+	// A subdirectory removed, replaced or unreadable to the server since
+	// its parent was read is skipped; any other failure (too many open
+	// files, an I/O error) fails the page, which the client asks for
+	// again, rather than leave a hole in the list.
 	return w.flush()
+}
+
+// gone reports whether err says a directory is no longer there to list,
+// or never will be to this server: removed, replaced by a file, or not
+// readable by it.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // walkDir lists the subdirectory name of d, whose path is prefix+name,
@@ -631,7 +642,10 @@ func (w *walker) walkDir(d *os.Root, prefix, name string, emit bool) error {
 	}
 	sub, err := d.OpenRoot(name)
 	if err != nil {
-		return nil
+		if gone(err) {
+			return nil
+		}
+		return err
 	}
 	defer sub.Close()
 	if sfi, err := sub.Stat("."); err == nil && os.SameFile(fi, sfi) { // not replaced (by a link, say) meanwhile

@@ -260,7 +260,8 @@ func (s *fileServer) readEntries(d *os.Root, rel string, fn func(entry) error) e
 // and types from; if it is not (a path component was replaced by a link
 // meanwhile, or the root moved), it opens d itself.
 func (s *fileServer) openEntries(d *os.Root, rel string) (*os.File, error) {
-	if f, err := os.Open(filepath.Join(s.dir, osName(rel))); err == nil {
+	// openFlags: a FIFO put in the path meanwhile must not block the open.
+	if f, err := os.OpenFile(filepath.Join(s.dir, osName(rel)), openFlags, 0); err == nil {
 		fi, err := f.Stat()
 		di, derr := d.Stat(".")
 		if err == nil && derr == nil && os.SameFile(fi, di) {
@@ -331,10 +332,9 @@ func (s *fileServer) index(d *os.Root, rel string, fi fs.FileInfo, now time.Time
 	}
 	r := s.cache.reserve()
 	idx, err := s.buildIndex(d, rel, r.grow)
-	if err == nil {
-		if err = r.grow(notesSize(idx.len())); err == nil {
-			idx.notes = make([]fileNote, idx.len())
-		}
+	if err == nil && r.grow(notesSize(idx.len())) == nil {
+		// Room for MIME notes too; an index without is still an index.
+		idx.notes = make([]fileNote, idx.len())
 	}
 	switch {
 	case err == nil:

@@ -251,6 +251,47 @@ func TestIndexCache(t *testing.T) {
 	require.ErrorIs(t, none.reserve().grow(1), errTooLarge)
 }
 
+// An index that fits in the cache without its MIME notes is kept
+// without them, rather than dropped for a scan of every page.
+func TestIndexWithoutRoomForNotes(t *testing.T) {
+	dir := t.TempDir()
+	var want []string
+	for i := range 100 {
+		name := fmt.Sprintf("f%03d.txt", i)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644))
+		want = append(want, name)
+	}
+	waitSettled(t, dir)
+	fi, err := os.Stat(dir)
+	require.NoError(t, err)
+
+	roomy := newTestServerCache(t, dir, defaultListCache)
+	_, err = roomy.list(t.Context(), "", 10)
+	require.NoError(t, err)
+	_, withNotes := roomy.cache.usage()
+
+	s := newTestServerCache(t, dir, withNotes-1) // the index fits, its notes do not
+	var keys []string
+	after := ""
+	for {
+		items, err := s.list(t.Context(), after, 30)
+		require.NoError(t, err)
+		for _, it := range items {
+			keys, after = append(keys, it.Key), it.Key
+		}
+		if len(items) < 30 {
+			break
+		}
+	}
+	require.Equal(t, want, keys)
+	idx, found := s.cache.get("", versionOf(fi))
+	require.True(t, found)
+	require.NotNil(t, idx, "indexed, not recorded as too large")
+	require.Nil(t, idx.notes)
+	_, used := s.cache.usage()
+	require.Equal(t, withNotes-notesSize(100), used)
+}
+
 // A page finds what changed since the index of a directory was built:
 // entries created and removed, a directory replaced, a file rewritten as
 // another type of content.
