@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcpres/mcpres/audit"
@@ -63,4 +64,27 @@ func ruleIDs(r *audit.Report) []string {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// rulesIn returns the rule IDs of r's unwaived findings in the areas
+// named by prefixes (such as "template.").
+func rulesIn(r *audit.Report, prefixes ...string) []string {
+	var ids []string
+	for _, id := range ruleIDs(r) {
+		if slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(id, p) }) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// findingsOf returns r's findings of rule id, as "target: seen".
+func findingsOf(r *audit.Report, id string) []string {
+	var out []string
+	for _, f := range r.Findings {
+		if f.Rule.ID == id {
+			out = append(out, f.Target+": "+f.Seen)
+		}
+	}
+	return out
 }

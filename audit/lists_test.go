@@ -87,30 +87,6 @@ func walks(s *mcp.Server, walk func(n int64) []*mcp.Resource) {
 	})
 }
 
-// listRuleIDs returns the IDs of r's unwaived findings of the listing's
-// rules (list.* and cursor.*): the other steps' are not this file's to
-// test.
-func listRuleIDs(r *audit.Report) []string {
-	var ids []string
-	for _, id := range ruleIDs(r) {
-		if strings.HasPrefix(id, "list.") || strings.HasPrefix(id, "cursor.") {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
-// listSeen returns what r's findings of rule saw, with their targets.
-func listSeen(r *audit.Report, rule string) []string {
-	var seen []string
-	for _, f := range r.Findings {
-		if f.Rule.ID == rule {
-			seen = append(seen, f.Target+": "+f.Seen)
-		}
-	}
-	return seen
-}
-
 // A registry that pages both lists breaks none of the listing's rules,
 // and the audit keeps every resource and template, in list order.
 func TestListsClean(t *testing.T) {
@@ -148,7 +124,7 @@ func TestListsSkipped(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
 			r := run(t, connect(t, plainServer(), version, nil), nil)
-			assert.Empty(t, listRuleIDs(r), "%s", r)
+			assert.Empty(t, rulesIn(r, "list.", "cursor."), "%s", r)
 			assert.Contains(t, strings.Join(r.Skipped, "\n"), "does not advertise resources")
 			assert.Zero(t, r.Resources)
 		})
@@ -284,8 +260,8 @@ func TestListRules(t *testing.T) {
 					tc.break_(s)
 				}
 				r := run(t, connect(t, s, version, nil), nil)
-				assert.Equal(t, tc.want, listRuleIDs(r), "%s", r)
-				if seen := listSeen(r, tc.want[0]); tc.seen != "" && assert.NotEmpty(t, seen) {
+				assert.Equal(t, tc.want, rulesIn(r, "list.", "cursor."), "%s", r)
+				if seen := findingsOf(r, tc.want[0]); tc.seen != "" && assert.NotEmpty(t, seen) {
 					assert.Contains(t, seen[0], tc.seen)
 				}
 			})
@@ -322,8 +298,8 @@ func TestListForgedCursors(t *testing.T) {
 					return nil, errInvalidCursor
 				})
 				r := run(t, connect(t, s, version, nil), nil)
-				assert.Equal(t, []string{"cursor.invalid"}, listRuleIDs(r), "%s", r)
-				seen := listSeen(r, "cursor.invalid")
+				assert.Equal(t, []string{"cursor.invalid"}, rulesIn(r, "list.", "cursor."), "%s", r)
+				seen := findingsOf(r, "cursor.invalid")
 				if assert.Len(t, seen, 1) {
 					assert.Contains(t, seen[0], tc.seen)
 					assert.True(t, strings.HasPrefix(seen[0], "resources/list: "), seen[0])
@@ -349,8 +325,8 @@ func TestListCrossCursors(t *testing.T) {
 				"p2": {ResourceTemplates: []*mcp.ResourceTemplate{listTmpl("test://u/{id}", "u")}},
 			})
 			r := run(t, connect(t, s, version, nil), nil)
-			assert.Equal(t, []string{"cursor.invalid"}, listRuleIDs(r), "%s", r)
-			seen := listSeen(r, "cursor.invalid")
+			assert.Equal(t, []string{"cursor.invalid"}, rulesIn(r, "list.", "cursor."), "%s", r)
+			seen := findingsOf(r, "cursor.invalid")
 			require.Len(t, seen, 2)
 			assert.Contains(t, seen[0], "resources/templates/list: a cursor of the other list method")
 			assert.Contains(t, seen[1], "resources/list: a cursor of the other list method")
@@ -370,7 +346,7 @@ func TestListsKeepOrder(t *testing.T) {
 		"k1": {Resources: []*mcp.Resource{listRes("test://b", "b")}},
 	})
 	r := run(t, connect(t, s, eras[len(eras)-1], nil), nil)
-	assert.Empty(t, listRuleIDs(r), "%s", r)
+	assert.Empty(t, rulesIn(r, "list.", "cursor."), "%s", r)
 	assert.Equal(t, 3, r.Resources, "a null entry is not a resource")
 }
 
@@ -387,7 +363,7 @@ func TestListsWaive(t *testing.T) {
 
 			r := run(t, cs, nil)
 			assert.True(t, r.Failed(), "%s", r)
-			assert.Equal(t, []string{"list.uri-credentials"}, listRuleIDs(r))
+			assert.Equal(t, []string{"list.uri-credentials"}, rulesIn(r, "list.", "cursor."))
 			var others []audit.Finding
 			for _, f := range r.Violations(audit.Must) {
 				if f.Rule.ID != "list.uri-credentials" {
@@ -399,7 +375,7 @@ func TestListsWaive(t *testing.T) {
 			}
 
 			r = run(t, cs, &audit.Options{Waive: map[string]string{"list.uri-credentials": "a fixture"}})
-			assert.Empty(t, listRuleIDs(r))
+			assert.Empty(t, rulesIn(r, "list.", "cursor."))
 			assert.Len(t, r.Violations(audit.Must), len(others), "%s", r)
 			assert.Equal(t, len(others) > 0, r.Failed(), "%s", r)
 			found := false

@@ -88,12 +88,12 @@ func TestNotFoundGoSDK(t *testing.T) {
 			t.Parallel()
 			r := run(t, connect(t, listServer("test://a"), version, nil), nil)
 			if version < "2026-07-28" {
-				assert.Equal(t, []string{"notfound.code"}, prefixedIDs(r, "notfound."), "%s", r)
+				assert.Equal(t, []string{"notfound.code"}, rulesIn(r, "notfound."), "%s", r)
 				seen := findingsOf(r, "notfound.code")
 				require.Len(t, seen, 1)
 				assert.Regexp(t, `^test://mcpres-audit\.invalid/does-not-exist-[0-9a-f]{16}: answered with error -32602 \(Resource not found\), want -32002 at protocol 2025-11-25$`, seen[0])
 			} else {
-				assert.Empty(t, prefixedIDs(r, "notfound."), "%s", r)
+				assert.Empty(t, rulesIn(r, "notfound."), "%s", r)
 			}
 		})
 	}
@@ -162,8 +162,8 @@ func TestNotFoundRules(t *testing.T) {
 				t.Parallel()
 				s := notFoundServer(func(uri string) (mcp.Result, error) { return c.answer(version, uri) })
 				r := run(t, connect(t, s, version, nil), nil)
-				assert.Equal(t, c.want[version], prefixedIDs(r, "notfound."), "%s", r)
-				assert.Empty(t, prefixedIDs(r, "read."), "%s", r)
+				assert.Equal(t, c.want[version], rulesIn(r, "notfound."), "%s", r)
+				assert.Empty(t, rulesIn(r, "read."), "%s", r)
 			})
 		}
 	}
@@ -216,7 +216,7 @@ func TestNotFoundScheme(t *testing.T) {
 			return next(ctx, "resources/read", req)
 		})
 		r := run(t, connect(t, s, eras[len(eras)-1], nil), nil)
-		assert.Empty(t, prefixedIDs(r, "notfound."), "%s", r)
+		assert.Empty(t, rulesIn(r, "notfound."), "%s", r)
 		mu.Lock()
 		defer mu.Unlock()
 		require.NotEmpty(t, read)
@@ -226,7 +226,7 @@ func TestNotFoundScheme(t *testing.T) {
 	t.Run("none", func(t *testing.T) {
 		t.Parallel()
 		r := run(t, connect(t, plainServer(), eras[len(eras)-1], nil), nil)
-		assert.Empty(t, prefixedIDs(r, "notfound."), "%s", r)
+		assert.Empty(t, rulesIn(r, "notfound."), "%s", r)
 		assert.Contains(t, r.Skipped, "not found: no listed resource or template to take a scheme from")
 	})
 }

@@ -22,29 +22,6 @@ var (
 	jpegBytes = []byte{0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 'J', 'F', 'I', 'F', 0}
 )
 
-// prefixedIDs returns the IDs of r's unwaived findings that start with
-// prefix, sorted, each once.
-func prefixedIDs(r *audit.Report, prefix string) []string {
-	var ids []string
-	for _, id := range ruleIDs(r) {
-		if strings.HasPrefix(id, prefix) {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
-// findingsOf returns r's findings of rule id, as "target: seen".
-func findingsOf(r *audit.Report, id string) []string {
-	var out []string
-	for _, f := range r.Findings {
-		if f.Rule.ID == id {
-			out = append(out, f.Target+": "+f.Seen)
-		}
-	}
-	return out
-}
-
 // readsServer returns plainServer holding res, whose read returns
 // contents.
 func readsServer(res *mcp.Resource, contents ...*mcp.ResourceContents) *mcp.Server {
@@ -111,8 +88,8 @@ func TestReadsClean(t *testing.T) {
 			server, err := reg.NewServer(&mcp.Implementation{Name: "clean"}, &mcp.ServerOptions{Logger: quiet})
 			require.NoError(t, err)
 			r := run(t, connect(t, server, version, nil), nil)
-			assert.Empty(t, prefixedIDs(r, "read."), "%s", r)
-			assert.Empty(t, prefixedIDs(r, "notfound."), "%s", r)
+			assert.Empty(t, rulesIn(r, "read."), "%s", r)
+			assert.Empty(t, rulesIn(r, "notfound."), "%s", r)
 			assert.Equal(t, 5, r.Reads, "three static resources and two instances: %s", r)
 		})
 	}
@@ -213,7 +190,7 @@ func TestReadRules(t *testing.T) {
 			t.Run(c.name+"/"+version, func(t *testing.T) {
 				t.Parallel()
 				r := run(t, connect(t, c.server(), version, nil), nil)
-				assert.Equal(t, c.want, prefixedIDs(r, "read."), "%s", r)
+				assert.Equal(t, c.want, rulesIn(r, "read."), "%s", r)
 				assert.Equal(t, 1, r.Reads)
 				for _, id := range c.want {
 					for _, f := range findingsOf(r, id) {

@@ -40,18 +40,6 @@ func cleanRegistry(t *testing.T) (*resource.Registry, *mcp.Server) {
 	return reg, server
 }
 
-// rulesIn returns the rule IDs of r's unwaived findings in the areas
-// named by prefixes (such as "template.").
-func rulesIn(r *audit.Report, prefixes ...string) []string {
-	var ids []string
-	for _, id := range ruleIDs(r) {
-		if slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(id, p) }) {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
 // skipped reports whether r skipped a check whose reason contains s.
 func skipped(r *audit.Report, s string) bool {
 	return slices.ContainsFunc(r.Skipped, func(reason string) bool { return strings.Contains(reason, s) })
