@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/mcpres/mcpres/internal/protocol"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -55,10 +57,10 @@ func WithCompleter(variable string, fn CompleteFunc) TemplateOption {
 // mcp.ServerOptions.CompletionHandler.
 func (r *Registry) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	if req == nil || req.Params == nil || req.Params.Ref == nil {
-		c := r.begin(ctx, OpComplete, methodComplete, "", nil, nil)
-		return nil, r.end(&c, invalid("completion/complete needs a ref"))
+		c := r.begin(ctx, OpComplete, protocol.MethodComplete, "", nil, nil)
+		return nil, r.end(&c, invalid(protocol.MethodComplete+" needs a ref"))
 	}
-	c := r.begin(ctx, OpComplete, methodComplete, req.Params.Ref.URI, req, req.Session)
+	c := r.begin(ctx, OpComplete, protocol.MethodComplete, req.Params.Ref.URI, req, req.Session)
 	res, err := r.complete(&c, req.Params)
 	return res, r.end(&c, err)
 }
@@ -72,7 +74,7 @@ func (r *Registry) complete(c *call, p *mcp.CompleteParams) (*mcp.CompleteResult
 		return nil, invalid("completion for %q references is not served here", p.Ref.Type)
 	}
 	if p.Argument.Name == "" {
-		return nil, invalid("completion/complete needs argument.name")
+		return nil, invalid(protocol.MethodComplete + " needs argument.name")
 	}
 	var bound map[string]string
 	if p.Context != nil {

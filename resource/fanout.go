@@ -9,9 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// notificationListChanged is the other notification the fanout sends.
-const notificationListChanged = "notifications/resources/list_changed"
-
 // A fanout sends each session its notifications/resources/updated and
 // list_changed from a goroutine of that session's own, so that a session
 // that does not take them holds up no other.

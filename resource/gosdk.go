@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcpres/mcpres/internal/protocol"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -72,18 +74,9 @@ import (
 // marker is the one go-sdk resource behind a mounted registry (behaviour 1).
 var marker = &mcp.Resource{URI: "mcpres:registry", Name: "mcpres registry"}
 
-// protocol20260728 is the first protocol version whose clients need no
-// session (SEP-2575) and whose specification answers an unknown resource
-// with -32602 (SEP-2164); behaviours 9 and 11.
-const protocol20260728 = "2026-07-28"
-
-// headerProtocolVersion is the HTTP header in which streamable HTTP
-// clients name their protocol version (behaviour 11).
-const headerProtocolVersion = "Mcp-Protocol-Version"
-
 // sessionless reports whether a client on protocol version needs no
 // session: 2026-07-28 and later (behaviours 9, 11).
-func sessionless(version string) bool { return version >= protocol20260728 }
+func sessionless(version string) bool { return version >= protocol.SessionlessSince }
 
 // unreachable reports whether the session of req, a request on protocol
 // version, cannot be sent anything after its responses: a session before
@@ -112,7 +105,9 @@ func withholdNotifications(res mcp.Result) {
 
 // notFoundIsInvalidParams reports whether a client on protocol version
 // expects -32602 for an unknown resource (behaviour 9).
-func notFoundIsInvalidParams(version string) bool { return version >= protocol20260728 }
+func notFoundIsInvalidParams(version string) bool {
+	return version >= protocol.NotFoundInvalidParamsSince
+}
 
 // readKey is the context key under which the middleware passes a
 // resources/read request to the marker's handler (behaviour 2).
@@ -194,10 +189,6 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// notificationResourceUpdated is the method of the notification the
-// sending middleware vets.
-const notificationResourceUpdated = "notifications/resources/updated"
-
 // sendingMiddleware hands notifications/resources/updated and list_changed
 // to the fanout, which sends them from a goroutine of the session's own
 // (behaviours 10, 12), and withholds resources/updated from a session whose
@@ -213,7 +204,7 @@ func (r *Registry) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		qs := queuedSend{key: sendKey{method: method}, req: req, next: next}
 		switch method {
-		case notificationResourceUpdated:
+		case protocol.NotificationResourceUpdated:
 			p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
 			if !ok || p == nil {
 				return next(ctx, method, req)
@@ -222,7 +213,7 @@ func (r *Registry) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if r.opts.Authorize != nil {
 				qs.before = func(ctx context.Context, req mcp.Request) bool { return r.stillAllowed(ctx, s, p.URI) }
 			}
-		case notificationListChanged:
+		case protocol.NotificationListChanged:
 		default:
 			return next(ctx, method, req)
 		}

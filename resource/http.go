@@ -3,6 +3,8 @@ package resource
 import (
 	"net/http"
 
+	"github.com/mcpres/mcpres/internal/protocol"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -60,7 +62,7 @@ type eraHandler struct {
 }
 
 func (h *eraHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if sessionless(req.Header.Get(headerProtocolVersion)) {
+	if sessionless(req.Header.Get(protocol.HeaderProtocolVersion)) {
 		h.stateless.ServeHTTP(w, req)
 		return
 	}

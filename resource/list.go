@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/mcpres/mcpres/cursor"
+	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -61,7 +62,7 @@ func (e *templateEntry) describe() *mcp.ResourceTemplate { return e.tmpl }
 // answered with -32603, logged. The returned resources must not be
 // modified.
 func (r *Registry) ListResources(ctx context.Context, req *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
-	c, pos := beginList(r, ctx, methodListResources, req, func(p *mcp.ListResourcesParams) string { return p.Cursor })
+	c, pos := beginList(r, ctx, protocol.MethodListResources, req, func(p *mcp.ListResourcesParams) string { return p.Cursor })
 	r.mu.RLock()
 	sources := r.sources
 	r.mu.RUnlock()
@@ -84,7 +85,7 @@ func (r *Registry) ListResources(ctx context.Context, req *mcp.ListResourcesRequ
 // ListResources (bound to resources/templates/list). The returned
 // templates must not be modified.
 func (r *Registry) ListResourceTemplates(ctx context.Context, req *mcp.ListResourceTemplatesRequest) (*mcp.ListResourceTemplatesResult, error) {
-	c, pos := beginList(r, ctx, methodListTemplates, req, func(p *mcp.ListResourceTemplatesParams) string { return p.Cursor })
+	c, pos := beginList(r, ctx, protocol.MethodListTemplates, req, func(p *mcp.ListResourceTemplatesParams) string { return p.Cursor })
 	sources := []cursor.Source[*mcp.ResourceTemplate]{{Provider: index[*templateEntry, *mcp.ResourceTemplate]{&r.templates, (*templateEntry).describe}}}
 	page, next, err := listPage(r, &c, pos, sources, nil, templateAccess)
 	if err = r.end(&c, err); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/mcpres/mcpres/internal/protocol"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -135,9 +137,6 @@ type Event struct {
 	Lag    time.Duration // EventBusReceived: from sending to receipt; -1 if unknown
 }
 
-// The methods an Observer's calls name, beyond those the registry answers.
-const methodListen = "subscriptions/listen"
-
 // observe starts c's Call, if the registry has an Observer: c.ctx becomes
 // the context the Observer returns.
 func (r *Registry) observe(c *call) {
@@ -198,7 +197,7 @@ func (r *Registry) coalesced() func(uri string) {
 // go-sdk decides what the listen's own error is; the subscription that
 // caused one has said why in its own call.
 func (r *Registry) observeListen(ctx context.Context, method string, q *mcp.SubscriptionsListenRequest, next mcp.MethodHandler) (mcp.Result, error) {
-	c := call{ctx: ctx, op: OpSubscribe, method: methodListen, req: q, session: q.Session}
+	c := call{ctx: ctx, op: OpSubscribe, method: protocol.MethodListen, req: q, session: q.Session}
 	c.identity = r.opts.Identity(ctx, q)
 	r.observe(&c)
 	res, err := next(c.ctx, method, q)

@@ -210,12 +210,3 @@ func callUser[T any](what string, fn func() (T, error)) (res T, err error) {
 	}()
 	return fn()
 }
-
-// The methods the registry answers, as their calls and errors name them.
-const (
-	methodRead          = "resources/read"
-	methodListResources = "resources/list"
-	methodListTemplates = "resources/templates/list"
-	methodSubscribe     = "resources/subscribe"
-	methodComplete      = "completion/complete"
-)

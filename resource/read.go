@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/internal/uri"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,10 +36,10 @@ import (
 // session ID and URI. A nil request or params is answered with -32602.
 func (r *Registry) ReadResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	if req == nil || req.Params == nil {
-		c := r.begin(ctx, OpRead, methodRead, "", nil, nil)
-		return nil, r.end(&c, invalid("resources/read needs params with a uri"))
+		c := r.begin(ctx, OpRead, protocol.MethodRead, "", nil, nil)
+		return nil, r.end(&c, invalid(protocol.MethodRead+" needs params with a uri"))
 	}
-	c := r.begin(ctx, OpRead, methodRead, req.Params.URI, req, req.Session)
+	c := r.begin(ctx, OpRead, protocol.MethodRead, req.Params.URI, req, req.Session)
 	res, err := r.read(&c, req)
 	return res, r.end(&c, err)
 }

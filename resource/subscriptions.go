@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/internal/uri"
 	"github.com/mcpres/mcpres/subscribe"
 
@@ -81,11 +82,11 @@ type SubscriptionOptions struct {
 // forgotten when it ends (or, on 2026-07-28, when its listen stream does).
 func (r *Registry) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	if req == nil || req.Params == nil {
-		c := r.begin(ctx, OpSubscribe, methodSubscribe, "", nil, nil)
-		return r.end(&c, invalid("resources/subscribe needs params with a uri"))
+		c := r.begin(ctx, OpSubscribe, protocol.MethodSubscribe, "", nil, nil)
+		return r.end(&c, invalid(protocol.MethodSubscribe+" needs params with a uri"))
 	}
 	req = withListenExtra(ctx, req)
-	c := r.begin(ctx, OpSubscribe, methodSubscribe, req.Params.URI, req, req.Session)
+	c := r.begin(ctx, OpSubscribe, protocol.MethodSubscribe, req.Params.URI, req, req.Session)
 	return r.end(&c, r.subscribe(&c))
 }
 
@@ -173,7 +174,7 @@ func (r *Registry) stillAllowed(ctx context.Context, s *mcp.ServerSession, u str
 		return true
 	}
 	if start := r.auditStart(ctx); !start.IsZero() {
-		c := call{ctx: ctx, op: OpSubscribe, method: notificationResourceUpdated, target: u, session: s, identity: a.Identity, start: start}
+		c := call{ctx: ctx, op: OpSubscribe, method: protocol.NotificationResourceUpdated, target: u, session: s, identity: a.Identity, start: start}
 		r.audit(&c, outcomeDenied, denied(reason))
 	}
 	return false
