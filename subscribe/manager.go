@@ -32,8 +32,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/mcpres/mcpres/internal/hooks"
+	"github.com/mcpres/mcpres/internal/window"
 )
 
 // Defaults and special values for Options.
@@ -112,41 +114,15 @@ type Options struct {
 // safe for concurrent use. The zero Manager is not usable: make one with
 // New, and end it with Close.
 type Manager[S comparable] struct {
-	opts Options
+	opts    Options
+	windows *window.Windows // nil without Deliver
 
 	mu        sync.Mutex
-	watchers  map[string]int      // by URI, how many sessions watch it; none: absent
-	bySession map[S]uriSet        // the URIs each session watches
-	count     int                 // subscriptions
-	pending   map[string]struct{} // URIs to deliver now
-	flushing  bool                // a goroutine delivers pending (see flush)
-	closed    atomic.Bool         // set under mu; read without it between Deliver calls
-
-	// The open windows (see Options.Window): by URI, and in the order
-	// they end, which is the order they opened (or were extended) in,
-	// since all are as long; timer fires when the first ends, and is nil
-	// when none is open.
-	windows map[string]*window
-	ends    []*window // ends[head:] are open
-	head    int
-	timer   *time.Timer
-
-	hooks        []hookCall // OnWatch and OnUnwatch calls to make, in order
-	hooksRunning bool       // a goroutine is making them
-
-	// goroutines counts the timer function that is pending or running
-	// and the goroutine delivering, the only goroutines the Manager
-	// starts: Close waits for them. Each is added under mu before closed
-	// is set.
-	goroutines sync.WaitGroup
-}
-
-// A window is one URI's: its change at its start was delivered then, and
-// a change within it is delivered when it ends.
-type window struct {
-	uri     string
-	end     time.Time
-	changed bool // within the window: deliver at its end
+	watchers  map[string]int // by URI, how many sessions watch it; none: absent
+	bySession map[S]uriSet   // the URIs each session watches
+	count     int            // subscriptions
+	closed    bool
+	hooks     hooks.Queue[hookCall] // OnWatch and OnUnwatch calls to make, in order
 }
 
 // A hookCall is a call of OnWatch (watch) or OnUnwatch.
@@ -181,13 +157,15 @@ func New[S comparable](opts *Options) (*Manager[S], error) {
 	if o.Window == 0 {
 		o.Window = DefaultWindow
 	}
-	return &Manager[S]{
+	m := &Manager[S]{
 		opts:      o,
 		watchers:  make(map[string]int),
 		bySession: make(map[S]uriSet),
-		pending:   make(map[string]struct{}),
-		windows:   make(map[string]*window),
-	}, nil
+	}
+	if o.Deliver != nil {
+		m.windows = window.New(o.Window, o.Deliver, m.Watched)
+	}
+	return m, nil
 }
 
 // Subscribe records that session s watches uri. Subscribing again to a
@@ -196,7 +174,7 @@ func New[S comparable](opts *Options) (*Manager[S], error) {
 // and an error wrapping ErrLimit if s already watches MaxPerSession URIs.
 func (m *Manager[S]) Subscribe(s S, uri string) error {
 	m.mu.Lock()
-	if m.closed.Load() {
+	if m.closed {
 		m.mu.Unlock()
 		return ErrClosed
 	}
@@ -219,7 +197,7 @@ func (m *Manager[S]) Subscribe(s S, uri string) error {
 	m.watchers[uri]++
 	m.count++
 	if m.watchers[uri] == 1 && m.opts.OnWatch != nil {
-		m.hooks = append(m.hooks, hookCall{uri: uri, watch: true})
+		m.hooks.Add(hookCall{uri: uri, watch: true})
 	}
 	m.unlockAndCallHooks()
 	return nil
@@ -267,45 +245,20 @@ func (m *Manager[S]) unwatch(uri string) {
 	}
 	delete(m.watchers, uri)
 	if m.opts.OnUnwatch != nil {
-		m.hooks = append(m.hooks, hookCall{uri: uri, watch: false})
+		m.hooks.Add(hookCall{uri: uri, watch: false})
 	}
 }
 
-// unlockAndCallHooks releases m.mu and then, unless another goroutine is
-// already doing so, makes the queued hook calls in order, with no lock
-// held. Hooks that a hook causes (by calling back into the Manager) are
-// queued and made by this loop after it, so hooks never wait on each
-// other. m.mu must be held.
+// unlockAndCallHooks releases m.mu and makes the queued hook calls in
+// order, with no lock held (see hooks.Queue). m.mu must be held.
 func (m *Manager[S]) unlockAndCallHooks() {
-	if m.hooksRunning || len(m.hooks) == 0 {
-		m.mu.Unlock()
-		return
-	}
-	m.hooksRunning = true
-	i, finished := 0, false
-	defer func() {
-		if !finished { // a hook panicked: the next caller makes the rest
-			m.mu.Lock()
-			m.hooks = slices.Delete(m.hooks, 0, i+1)
-			m.hooksRunning = false
-			m.mu.Unlock()
-		}
-	}()
-	for ; i < len(m.hooks); i++ {
-		h := m.hooks[i]
-		m.hooks[i] = hookCall{}
-		m.mu.Unlock()
+	m.hooks.UnlockAndRun(&m.mu, func(h hookCall) {
 		if h.watch {
 			m.opts.OnWatch(h.uri)
 		} else {
 			m.opts.OnUnwatch(h.uri)
 		}
-		m.mu.Lock()
-	}
-	m.hooks = m.hooks[:0]
-	m.hooksRunning = false
-	finished = true
-	m.mu.Unlock()
+	})
 }
 
 // Changed reports that the resource at uri changed, and whether anyone
@@ -315,18 +268,9 @@ func (m *Manager[S]) unlockAndCallHooks() {
 // Options.Window). It does nothing for a URI no one watches (an empty one included),
 // without Options.Deliver, or once the Manager is closed.
 func (m *Manager[S]) Changed(uri string) (watched bool) {
-	if m.opts.Deliver == nil {
-		return m.Watched(uri)
-	}
-	m.mu.Lock()
-	coalesced := false
-	if _, watched = m.watchers[uri]; watched {
-		var now time.Time
-		coalesced = m.queue(uri, &now)
-	}
-	m.mu.Unlock()
-	if coalesced && m.opts.OnCoalesce != nil {
-		m.opts.OnCoalesce(uri)
+	watched = m.Watched(uri)
+	if watched && m.windows != nil {
+		m.coalesced(m.windows.Changed(uri))
 	}
 	return watched
 }
@@ -337,19 +281,28 @@ func (m *Manager[S]) Changed(uri string) (watched bool) {
 // lock held: match must not call the Manager. A nil match accepts
 // nothing. Like Changed, it does nothing once the Manager is closed.
 func (m *Manager[S]) ChangedWhere(match func(uri string) bool) {
-	if match == nil || m.opts.Deliver == nil {
+	if match == nil || m.windows == nil {
 		return
 	}
-	var coalesced []string // for OnCoalesce, called with no lock held
+	var uris []string
 	m.mu.Lock()
-	var now time.Time // one change: the windows it opens all end at once
 	for uri := range m.watchers {
-		if match(uri) && m.queue(uri, &now) && m.opts.OnCoalesce != nil {
-			coalesced = append(coalesced, uri)
+		if match(uri) {
+			uris = append(uris, uri)
 		}
 	}
 	m.mu.Unlock()
-	for _, uri := range coalesced {
+	if len(uris) > 0 {
+		m.coalesced(m.windows.Changed(uris...)) // one change: the windows it opens all end at once
+	}
+}
+
+// coalesced calls OnCoalesce with each of uris, with no lock held.
+func (m *Manager[S]) coalesced(uris []string) {
+	if m.opts.OnCoalesce == nil {
+		return
+	}
+	for _, uri := range uris {
 		m.opts.OnCoalesce(uri)
 	}
 }
@@ -360,138 +313,6 @@ func (m *Manager[S]) ChangedWhere(match func(uri string) bool) {
 // Manager is closed.
 func (m *Manager[S]) ChangedPrefix(prefix string) {
 	m.ChangedWhere(func(uri string) bool { return strings.HasPrefix(uri, prefix) })
-}
-
-// queue reports a change to uri, which someone watches. Within uri's
-// window it is delivered when the window ends; otherwise it is delivered
-// at once, from a goroutine of the Manager's own, and opens the window
-// from *now, which queue sets to the time if it is zero (a change within
-// a window, the common case in a burst, reads no clock). It reports
-// whether the change was coalesced: its window had seen one already. m.mu
-// must be held.
-func (m *Manager[S]) queue(uri string, now *time.Time) (coalesced bool) {
-	if m.closed.Load() || m.opts.Deliver == nil {
-		return false
-	}
-	if w := m.windows[uri]; w != nil {
-		coalesced = w.changed
-		w.changed = true
-		return coalesced
-	}
-	if now.IsZero() {
-		*now = time.Now()
-	}
-	m.pending[uri] = struct{}{}
-	m.open(uri, *now)
-	m.arm(*now)
-	m.flush()
-	return false
-}
-
-// open opens a window for uri from now. It ends after every window open,
-// since all are as long: it goes last. m.mu must be held.
-func (m *Manager[S]) open(uri string, now time.Time) {
-	w := &window{uri: uri, end: now.Add(m.opts.Window)}
-	m.windows[uri] = w
-	m.push(w)
-}
-
-// push appends w, which ends after every open window, to their queue.
-// m.mu must be held.
-func (m *Manager[S]) push(w *window) {
-	if m.head > 0 && m.head >= len(m.ends)/2 { // reuse the room the ended ones left
-		n := copy(m.ends, m.ends[m.head:])
-		clear(m.ends[n:])
-		m.ends, m.head = m.ends[:n], 0
-	}
-	m.ends = append(m.ends, w)
-}
-
-// arm sets the timer for the end of the first open window, if there is
-// one and the timer is not set. m.mu must be held.
-func (m *Manager[S]) arm(now time.Time) {
-	if m.timer == nil && m.head < len(m.ends) {
-		m.goroutines.Add(1)
-		m.timer = time.AfterFunc(m.ends[m.head].end.Sub(now), m.windowsEnd)
-	}
-}
-
-// windowsEnd runs on a goroutine of its own when the first open window
-// ends. Each window that has ended by now and saw a change is delivered
-// and opens again from now; one that saw none closes, and the URI's next
-// change is delivered at once (see queue).
-func (m *Manager[S]) windowsEnd() {
-	defer m.goroutines.Done()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.timer = nil
-	if m.closed.Load() {
-		return
-	}
-	now := time.Now()
-	for m.head < len(m.ends) && !m.ends[m.head].end.After(now) {
-		w := m.ends[m.head]
-		m.ends[m.head] = nil
-		m.head++
-		delete(m.windows, w.uri)
-		if w.changed {
-			m.pending[w.uri] = struct{}{}
-			m.open(w.uri, now)
-		}
-	}
-	m.arm(now)
-	m.flush()
-}
-
-// flush starts a goroutine that delivers the pending URIs, unless one is
-// doing so already: it goes on with those added meanwhile. m.mu must be
-// held.
-func (m *Manager[S]) flush() {
-	if m.flushing || len(m.pending) == 0 {
-		return
-	}
-	m.flushing = true
-	m.goroutines.Add(1)
-	go m.deliverPending()
-}
-
-// deliverPending delivers the pending URIs that are still watched, and
-// then any that became pending meanwhile, until none is left or the
-// Manager is closed. No goroutine waits on a lock for long: the Manager
-// stays responsive (and testable with testing/synctest, where a goroutine
-// blocked on a mutex would stall the fake clock).
-func (m *Manager[S]) deliverPending() {
-	defer m.goroutines.Done()
-	m.mu.Lock()
-	for len(m.pending) > 0 && !m.closed.Load() {
-		var uris []string
-		for uri := range m.pending {
-			if _, watched := m.watchers[uri]; watched {
-				uris = append(uris, uri)
-			}
-		}
-		clear(m.pending)
-		m.mu.Unlock()
-		m.deliver(uris)
-		m.mu.Lock()
-	}
-	m.flushing = false
-	m.mu.Unlock()
-}
-
-// deliver calls Deliver with each of uris, in order, until the Manager is
-// closed.
-func (m *Manager[S]) deliver(uris []string) {
-	if len(uris) == 0 {
-		return
-	}
-	slices.Sort(uris)
-	for _, uri := range uris {
-		if m.closed.Load() {
-			return
-		}
-		m.opts.Deliver(uri)
-	}
 }
 
 // Watched reports whether anyone watches uri. It works after Close too.
@@ -527,19 +348,11 @@ func (m *Manager[S]) Stats() (subscriptions, sessions, uris int) {
 // too; every call waits as the first does.
 func (m *Manager[S]) Close() {
 	m.mu.Lock()
-	m.closed.Store(true)
-	if m.timer != nil {
-		if m.timer.Stop() { // its function will not run
-			m.goroutines.Done()
-		}
-		m.timer = nil
-	}
-	clear(m.pending)
-	clear(m.windows)
-	clear(m.ends)
-	m.ends, m.head = m.ends[:0], 0
+	m.closed = true
 	m.mu.Unlock()
-	m.goroutines.Wait()
+	if m.windows != nil {
+		m.windows.Close()
+	}
 }
 
 // sortedMax is the size up to which a uriSet is a sorted slice, which
