@@ -25,9 +25,9 @@
 //
 //   - mcpres.resource.template: the URI template a read's or
 //     subscription's URI matched, or the one completed;
-//   - mcpres.decision: what came of the call, as the audit record says
-//     it ("allowed", "denied", "filtered", "not_found", "invalid",
-//     "limited", "failed", "too_large", "closed");
+//   - mcpres.decision: what came of the call, as the access record says
+//     it: a resource.Decision ("allowed", "denied", "filtered",
+//     "not_found", "invalid", "limited", "failed", "too_large", "closed");
 //   - mcpres.entries: the entries of a list page (the page size), the
 //     values of a completion, the contents of a read;
 //   - mcpres.withheld: entries the Authorizer left out;
@@ -97,6 +97,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -300,7 +301,7 @@ func (o *Observer) StartCall(ctx context.Context, c *resource.Call) context.Cont
 	}
 	opts = append(opts, trace.WithAttributes(attrs...))
 	ctx, _ = o.tracer.Start(parent, c.Method, opts...)
-	if c.Method == "subscriptions/listen" {
+	if c.Method == protocol.MethodListen {
 		ctx = context.WithValue(ctx, spanKey{}, true)
 	}
 	return ctx
@@ -311,7 +312,7 @@ func (o *Observer) EndCall(ctx context.Context, c *resource.Call) {
 	span := trace.SpanFromContext(ctx)
 	if span.IsRecording() {
 		attrs := make([]attribute.KeyValue, 0, 8)
-		attrs = append(attrs, AttrDecision.String(c.Decision))
+		attrs = append(attrs, AttrDecision.String(string(c.Decision)))
 		if c.Template != "" {
 			attrs = append(attrs, AttrTemplate.String(c.Template))
 		}
@@ -398,18 +399,18 @@ func (o *Observer) setsFor(k setKey) *callSets {
 
 // record records c's metrics.
 func (o *Observer) record(ctx context.Context, c *resource.Call) {
-	k := setKey{method: c.Method, template: c.Template, decision: c.Decision, version: knownVersion(c.ProtocolVersion)}
+	k := setKey{method: c.Method, template: c.Template, decision: string(c.Decision), version: knownVersion(c.ProtocolVersion)}
 	if c.Err != nil {
 		k.errorType = errorType(c)
 	}
 	s := o.setsFor(k)
 	o.duration.Record(ctx, c.End.Sub(c.Start).Seconds(), s.duration...)
 	switch c.Decision {
-	case "denied":
+	case resource.DecisionDenied:
 		o.denials.Add(ctx, 1, s.byTemplateAdd...)
-	case "limited":
+	case resource.DecisionLimited:
 		o.rateLimited.Add(ctx, 1, s.byMethodAdd...)
-	case "allowed", "filtered":
+	case resource.DecisionAllowed, resource.DecisionFiltered:
 		if c.Op == resource.OpRead {
 			o.readSize.Record(ctx, c.Bytes, s.byTemplate...)
 		}

@@ -176,7 +176,7 @@ func (s *accessServer) dial(t *testing.T, token, version string) error {
 	return err
 }
 
-// records returns the audit records logged so far for op.
+// records returns the access records logged so far for op.
 func (s *accessServer) records(t *testing.T, op string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
@@ -230,7 +230,7 @@ func TestAuthorizeList(t *testing.T) {
 			assert.Equal(t, "private", tmpls.CacheScope)
 		}
 	})
-	// Pages that withheld entries were audited.
+	// Pages that withheld entries were logged.
 	recs := s.records(t, "list")
 	require.NotEmpty(t, recs)
 	for _, rec := range recs {
@@ -323,7 +323,7 @@ func TestAuthorizeReadLooksMissing(t *testing.T) {
 		assert.Equal(t, reads, s.reads.Load(), "no read function ran for a denied read")
 	})
 
-	// Every read was audited; denials carry the Authorizer's reason.
+	// Every read was logged; denials carry the Authorizer's reason.
 	recs := s.records(t, "read")
 	var denied int
 	for _, rec := range recs {
@@ -644,13 +644,13 @@ func TestRateLimitsSessionless(t *testing.T) {
 	require.NoError(t, read(bob), "bob's is his own")
 }
 
-func TestAuditDefaults(t *testing.T) {
+func TestAccessLogDefaults(t *testing.T) {
 	t.Parallel()
-	reg := func(level slog.Level, audit resource.AuditOptions) (*resource.Registry, *syncBuffer) {
+	reg := func(level slog.Level, accessLog resource.AccessLogOptions) (*resource.Registry, *syncBuffer) {
 		buf := new(syncBuffer)
 		r := newRegistry(t, &resource.Options{
-			Logger: slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: level})),
-			Audit:  audit,
+			Logger:    slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: level})),
+			AccessLog: accessLog,
 		})
 		require.NoError(t, r.Add(&mcp.Resource{URI: "test://a", Name: "a"}, resource.Text("a")))
 		return r, buf
@@ -661,31 +661,54 @@ func TestAuditDefaults(t *testing.T) {
 	}
 
 	// On by default, at Debug.
-	r, buf := reg(slog.LevelDebug, resource.AuditOptions{})
+	r, buf := reg(slog.LevelDebug, resource.AccessLogOptions{})
 	read(r)
 	assert.Contains(t, buf.String(), `level=DEBUG msg="resource access" op=read uri=test://a session_id="" identity="" decision=allowed duration=`)
 	// So a logger at Info shows none,
-	r, buf = reg(slog.LevelInfo, resource.AuditOptions{})
+	r, buf = reg(slog.LevelInfo, resource.AccessLogOptions{})
 	read(r)
 	assert.Empty(t, buf.String())
 	// unless the records are raised to Info,
-	r, buf = reg(slog.LevelInfo, resource.AuditOptions{Level: slog.LevelInfo})
+	r, buf = reg(slog.LevelInfo, resource.AccessLogOptions{Level: slog.LevelInfo})
 	read(r)
 	assert.Contains(t, buf.String(), `level=INFO msg="resource access" op=read`)
 	// or sent to a logger of their own.
 	own := new(syncBuffer)
-	r, buf = reg(slog.LevelDebug, resource.AuditOptions{Logger: slog.New(slog.NewTextHandler(own, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	r, buf = reg(slog.LevelDebug, resource.AccessLogOptions{Logger: slog.New(slog.NewTextHandler(own, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	read(r)
 	assert.Empty(t, buf.String())
 	assert.Contains(t, own.String(), `msg="resource access"`)
 }
 
-func TestAuditDeniedLevel(t *testing.T) {
+// The deprecated Options.Audit still configures the access log, unless
+// Options.AccessLog is set.
+func TestAccessLogDeprecatedAudit(t *testing.T) {
+	t.Parallel()
+	read := func(opts resource.Options) string {
+		buf := new(syncBuffer)
+		opts.Logger = slog.New(slog.NewTextHandler(buf, nil)) // Info and up
+		r := newRegistry(t, &opts)
+		require.NoError(t, r.Add(&mcp.Resource{URI: "test://a", Name: "a"}, resource.Text("a")))
+		_, err := r.ReadResource(context.Background(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: "test://a"}})
+		require.NoError(t, err)
+		return buf.String()
+	}
+	assert.Contains(t, read(resource.Options{Audit: resource.AuditOptions{Level: slog.LevelWarn}}),
+		`level=WARN msg="resource access" op=read`, "Audit alone is used")
+	both := read(resource.Options{
+		Audit:     resource.AuditOptions{Level: slog.LevelWarn},
+		AccessLog: resource.AccessLogOptions{Level: slog.LevelError},
+	})
+	assert.Contains(t, both, `level=ERROR msg="resource access" op=read`, "AccessLog wins over Audit")
+	assert.NotContains(t, both, "level=WARN", "Audit is ignored when AccessLog is set")
+}
+
+func TestAccessLogDeniedLevel(t *testing.T) {
 	t.Parallel()
 	buf := new(syncBuffer)
 	reg := newRegistry(t, &resource.Options{
-		Logger: slog.New(slog.NewTextHandler(buf, nil)), // Info and up
-		Audit:  resource.AuditOptions{DeniedLevel: slog.LevelWarn},
+		Logger:    slog.New(slog.NewTextHandler(buf, nil)), // Info and up
+		AccessLog: resource.AccessLogOptions{DeniedLevel: slog.LevelWarn},
 		Authorize: func(_ context.Context, a resource.Access) error {
 			if a.URI == "test://secret" {
 				return fmt.Errorf("%w: secret", resource.ErrDenied)

@@ -15,7 +15,7 @@ import (
 
 // This file is the one place that knows JSON-RPC codes and messages: the
 // steps of the pipeline return a *failure, and end turns it into the
-// answer, the log record and the audit record.
+// answer, the log record and the access record.
 
 // CodeLegacyResourceNotFound is the "resource not found" code that MCP
 // versions before 2026-07-28 recommend.
@@ -26,41 +26,21 @@ const CodeLegacyResourceNotFound = -32002
 // specification defines none for this), chosen to recall HTTP 429.
 const CodeRateLimited = -32029
 
-// An outcome is what came of a call; as a string, the audit record's
-// decision.
-type outcome uint8
-
-const (
-	outcomeAllowed  outcome = iota // answered
-	outcomeFiltered                // answered, with entries the Authorizer withheld
-	outcomeNotFound                // no such resource (or template)
-	outcomeDenied                  // the Authorizer said no: answered as outcomeNotFound
-	outcomeInvalid                 // the client got the request wrong
-	outcomeLimited                 // over the caller's rate budget
-	outcomeFailed                  // the server's own code failed
-	outcomeTooLarge                // a read's result is over its cap
-	outcomeClosed                  // the registry is closed
-)
-
-var outcomeNames = [...]string{"allowed", "filtered", "not_found", "denied", "invalid", "limited", "failed", "too_large", "closed"}
-
-func (o outcome) String() string { return outcomeNames[o] }
-
-// A failure is why a step stopped a call. Its fields other than outcome
-// are set as the outcome needs them.
+// A failure is why a step stopped a call. Its fields other than decision
+// are set as the decision needs them.
 type failure struct {
-	outcome outcome
-	message string         // outcomeInvalid: what the client is told; outcomeFailed: the log message
-	cause   error          // outcomeDenied: the Authorizer's reason; outcomeFailed: the error logged; outcomeInvalid: why, logged at Debug
-	wait    time.Duration  // outcomeLimited: until the budget allows another
-	size    int64          // outcomeTooLarge: the result's size
-	limit   int64          // outcomeTooLarge: the cap
-	attrs   []slog.Attr    // outcomeFailed: more for the log record
-	reply   *jsonrpc.Error // outcomeFailed: a protocol error the user's function chose, sent as is and not logged
+	decision Decision
+	message  string         // DecisionInvalid: what the client is told; DecisionFailed: the log message
+	cause    error          // DecisionDenied: the Authorizer's reason; DecisionFailed: the error logged; DecisionInvalid: why, logged at Debug
+	wait     time.Duration  // DecisionLimited: until the budget allows another
+	size     int64          // DecisionTooLarge: the result's size
+	limit    int64          // DecisionTooLarge: the cap
+	attrs    []slog.Attr    // DecisionFailed: more for the log record
+	reply    *jsonrpc.Error // DecisionFailed: a protocol error the user's function chose, sent as is and not logged
 }
 
 func (f *failure) Error() string {
-	msg := cmp.Or(f.message, f.outcome.String())
+	msg := cmp.Or(f.message, string(f.decision))
 	if f.cause != nil {
 		return msg + ": " + f.cause.Error()
 	}
@@ -70,48 +50,48 @@ func (f *failure) Error() string {
 func (f *failure) Unwrap() error { return f.cause }
 
 var (
-	errNotFound = &failure{outcome: outcomeNotFound}
-	errClosed   = &failure{outcome: outcomeClosed}
+	errNotFound = &failure{decision: DecisionNotFound}
+	errClosed   = &failure{decision: DecisionClosed}
 )
 
 func invalid(format string, args ...any) *failure {
-	return &failure{outcome: outcomeInvalid, message: fmt.Sprintf(format, args...)}
+	return &failure{decision: DecisionInvalid, message: fmt.Sprintf(format, args...)}
 }
 
-func denied(reason error) *failure { return &failure{outcome: outcomeDenied, cause: reason} }
+func denied(reason error) *failure { return &failure{decision: DecisionDenied, cause: reason} }
 
-func limited(wait time.Duration) *failure { return &failure{outcome: outcomeLimited, wait: wait} }
+func limited(wait time.Duration) *failure { return &failure{decision: DecisionLimited, wait: wait} }
 
 func tooLarge(size, limit int64) *failure {
-	return &failure{outcome: outcomeTooLarge, size: size, limit: limit}
+	return &failure{decision: DecisionTooLarge, size: size, limit: limit}
 }
 
 // failed is a failure of the server's own code (a read function, a
 // provider, a completer), logged as msg with cause and attrs.
 func failed(msg string, cause error, attrs ...slog.Attr) *failure {
-	return &failure{outcome: outcomeFailed, message: msg, cause: cause, attrs: attrs}
+	return &failure{decision: DecisionFailed, message: msg, cause: cause, attrs: attrs}
 }
 
 // end closes c, which err (nil, or a step's *failure) ended: it writes the
-// audit record, logs a failure, tells the Observer, and returns the error to answer with,
+// access record, logs a failure, tells the Observer, and returns the error to answer with,
 // nil if there is none. An err that is not a *failure is taken as a
 // failure of the server's own code.
 func (r *Registry) end(c *call, err error) error {
-	o := outcomeAllowed
+	o := DecisionAllowed
 	f, isFailure := err.(*failure) // the steps return them unwrapped
 	switch {
 	case err == nil:
 		if c.withheld > 0 {
-			o = outcomeFiltered
+			o = DecisionFiltered
 		}
 	case isFailure:
-		o = f.outcome
+		o = f.decision
 	default:
 		f = failed("resource request failed", err)
-		o = outcomeFailed
+		o = DecisionFailed
 	}
-	if !c.start.IsZero() && audited(c.op, o) {
-		r.audit(c, o, f)
+	if !c.start.IsZero() && accessLogged(c.op, o) {
+		r.logAccess(c, o, f)
 	}
 	if f == nil {
 		if c.obs != nil {
@@ -120,13 +100,13 @@ func (r *Registry) end(c *call, err error) error {
 		return nil
 	}
 	switch {
-	case o == outcomeFailed && f.reply == nil:
+	case o == DecisionFailed && f.reply == nil:
 		r.logFailure(c, f)
-	case o == outcomeInvalid && f.cause != nil:
+	case o == DecisionInvalid && f.cause != nil:
 		r.opts.Logger.LogAttrs(c.ctx, slog.LevelDebug, "resource request refused: "+f.message,
 			slog.String("method", c.method), slog.String("session_id", sessionID(c.session)),
 			slog.String("identity", c.identity), slog.Any("reason", f.cause))
-	case o == outcomeTooLarge:
+	case o == DecisionTooLarge:
 		r.opts.Logger.LogAttrs(c.ctx, slog.LevelError, "resource read is larger than its cap",
 			slog.String("uri", c.target), slog.String("session_id", sessionID(c.session)),
 			slog.Int64("size", f.size), slog.Int64("cap", f.limit))
@@ -149,8 +129,8 @@ func errorCode(err error) (int64, bool) {
 
 // reply is the JSON-RPC error a client is sent for f, which ended c.
 func (r *Registry) reply(c *call, f *failure) error {
-	switch f.outcome {
-	case outcomeNotFound, outcomeDenied: // alike, so that a client cannot tell them apart
+	switch f.decision {
+	case DecisionNotFound, DecisionDenied: // alike, so that a client cannot tell them apart
 		switch c.op {
 		case OpRead:
 			return r.notFoundError(protocolVersion(c.req), c.target)
@@ -159,14 +139,14 @@ func (r *Registry) reply(c *call, f *failure) error {
 		default:
 			return invalidParams("unknown resource template %q", c.target)
 		}
-	case outcomeInvalid:
+	case DecisionInvalid:
 		return invalidParams("%s", f.message)
-	case outcomeLimited:
+	case DecisionLimited:
 		return rateLimitedError(c.method, f.wait)
-	case outcomeTooLarge:
+	case DecisionTooLarge:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 			Message: fmt.Sprintf("Resource too large: over the read cap of %d bytes", f.limit)}
-	case outcomeClosed:
+	case DecisionClosed:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Resource registry closed"}
 	}
 	if f.reply != nil {
@@ -256,7 +236,7 @@ func userError(msg string, err error) *failure {
 		if isSDKNotFound(jerr) {
 			return errNotFound
 		}
-		return &failure{outcome: outcomeFailed, reply: jerr}
+		return &failure{decision: DecisionFailed, reply: jerr}
 	}
 	return failed(msg, err)
 }

@@ -75,13 +75,9 @@ type Call struct {
 	// matched, or the template completed; "" for a static resource, a
 	// URI that named nothing, and a list.
 	Template string
-	// Decision is what came of the call, as the audit record says it:
-	// "allowed"; "filtered" (answered without entries the Authorizer
-	// withheld); "denied" by the Authorizer; "not_found"; "invalid" (the
-	// client got the request wrong); "limited" by Options.RateLimits;
-	// "failed" (the server's own code failed); "too_large" (a read over
-	// its cap); "closed" (the registry is closed).
-	Decision string
+	// Decision is what came of the call, as the access record says it:
+	// one of the Decision constants.
+	Decision Decision
 	// Code is the JSON-RPC error code the client was answered with, 0 if
 	// the call succeeded.
 	Code int64
@@ -148,7 +144,7 @@ func (r *Registry) observe(c *call) {
 	if c.op == OpList {
 		uri = ""
 	}
-	start := c.start // the audit record's, if it has one
+	start := c.start // the access record's, if it has one
 	if start.IsZero() {
 		start = time.Now()
 	}
@@ -157,10 +153,10 @@ func (r *Registry) observe(c *call) {
 	c.ctx = o.StartCall(c.ctx, c.obs)
 }
 
-// observeEnd ends c's Call, which came to o and was answered with err.
-func (r *Registry) observeEnd(c *call, o outcome, err error) {
+// observeEnd ends c's Call, which came to d and was answered with err.
+func (r *Registry) observeEnd(c *call, d Decision, err error) {
 	oc := c.obs
-	oc.End, oc.Decision, oc.Err, oc.Withheld = time.Now(), o.String(), err, c.withheld
+	oc.End, oc.Decision, oc.Err, oc.Withheld = time.Now(), d, err, c.withheld
 	if err != nil {
 		oc.Code, _ = errorCode(err)
 		oc.Entries, oc.Bytes = 0, 0
@@ -201,14 +197,14 @@ func (r *Registry) observeListen(ctx context.Context, method string, q *mcp.Subs
 	c.identity = r.opts.Identity(ctx, q)
 	r.observe(&c)
 	res, err := next(c.ctx, method, q)
-	o := outcomeAllowed
+	o := DecisionAllowed
 	if err != nil {
-		o = outcomeFailed
+		o = DecisionFailed
 		switch code, _ := errorCode(err); code {
 		case jsonrpc.CodeInvalidParams, jsonrpc.CodeInvalidRequest:
-			o = outcomeInvalid
+			o = DecisionInvalid
 		case CodeRateLimited:
-			o = outcomeLimited
+			o = DecisionLimited
 		}
 	}
 	r.observeEnd(&c, o, err)

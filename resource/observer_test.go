@@ -198,7 +198,7 @@ func (o *countingObserver) StartCall(ctx context.Context, c *resource.Call) cont
 func (o *countingObserver) EndCall(ctx context.Context, c *resource.Call) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.counts[c.Method+" "+c.Decision]++
+	o.counts[c.Method+" "+string(c.Decision)]++
 }
 
 func (o *countingObserver) Event(resource.Event) {}

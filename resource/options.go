@@ -131,7 +131,7 @@ type Options struct {
 	// worth if that is more.
 	ScanBudget int
 	// Identity names the caller of a request, for Access.Identity, the
-	// audit log, rate limits of sessionless requests, and the binding of
+	// access log, rate limits of sessionless requests, and the binding of
 	// list cursors (a cursor issued to one identity is refused for
 	// another). It is not called for a direct handler call without a
 	// request, whose caller is "". Nil means DefaultIdentity: the user
@@ -144,8 +144,13 @@ type Options struct {
 	// key share one. identity is the caller's (see Identity); req is nil
 	// for a direct call without a request. Nil means DefaultRateKey.
 	RateKey func(ctx context.Context, req mcp.Request, identity string) string
-	// Audit configures the audit log of reads, subscriptions and denials;
-	// the zero value logs them to Logger at Debug level.
+	// AccessLog configures the access log of reads, subscriptions and
+	// denials. The zero value logs them to Logger at Debug level.
+	AccessLog AccessLogOptions
+	// Audit is the former name of AccessLog, used only when AccessLog is
+	// the zero value.
+	//
+	// Deprecated: use AccessLog.
 	Audit AuditOptions
 	// Observer, if not nil, is told of every call the registry answers
 	// and of what it does outside them (notifications, subscriptions,
@@ -239,12 +244,15 @@ func (o Options) withDefaults() (Options, error) {
 	if o.RateKey == nil {
 		o.RateKey = DefaultRateKey
 	}
-	o.Audit.Logger = cmp.Or(o.Audit.Logger, o.Logger)
-	if o.Audit.Level == nil {
-		o.Audit.Level = slog.LevelDebug
+	if o.AccessLog == (AccessLogOptions{}) {
+		o.AccessLog = o.Audit
 	}
-	if o.Audit.DeniedLevel == nil {
-		o.Audit.DeniedLevel = o.Audit.Level
+	o.AccessLog.Logger = cmp.Or(o.AccessLog.Logger, o.Logger)
+	if o.AccessLog.Level == nil {
+		o.AccessLog.Level = slog.LevelDebug
+	}
+	if o.AccessLog.DeniedLevel == nil {
+		o.AccessLog.DeniedLevel = o.AccessLog.Level
 	}
 	return o, nil
 }

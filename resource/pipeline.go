@@ -15,24 +15,24 @@ import (
 // below that returns nil or a *failure:
 //
 //	spend rate budget -> check URI -> resolve -> authorize -> call user function
-//	  -> finish (fill defaults, MIME check, caching hints) -> audit
+//	  -> finish (fill defaults, MIME check, caching hints) -> access log
 //
 // A handler opens a call with begin, runs the steps its method needs, and
-// closes the call with end, which turns the outcome into the answer, the
-// log record and the audit record (see errors.go). An Observer, if the
+// closes the call with end, which turns its Decision into the answer, the
+// log record and the access record (see errors.go). An Observer, if the
 // registry has one, is told of the call at both ends (see observer.go).
 
 // A call is one request on its way through the pipeline: what it asks,
-// who asks, and what its audit record needs.
+// who asks, and what its access record needs.
 type call struct {
 	ctx      context.Context
 	op       Operation
 	method   string // the JSON-RPC method
-	target   string // what the audit record names: the URI, list method or template
+	target   string // what the access record names: the URI, list method or template
 	req      mcp.Request
 	session  *mcp.ServerSession
 	identity string
-	start    time.Time // when auditing began; zero if audit records are off
+	start    time.Time // when the access record began; zero if access records are off
 	withheld int       // entries the Authorizer left out of a list or completion
 	obs      *Call     // what the Observer is told; nil without one
 }
@@ -42,7 +42,7 @@ type call struct {
 // nil.
 func (r *Registry) begin(ctx context.Context, op Operation, method, target string, req mcp.Request, session *mcp.ServerSession) call {
 	c := call{ctx: ctx, op: op, method: method, target: target, req: req, session: session}
-	c.start = r.auditStart(ctx)
+	c.start = r.accessLogStart(ctx)
 	if req != nil {
 		c.identity = r.opts.Identity(ctx, req)
 	}

@@ -27,7 +27,7 @@ import (
 // function left them empty (the declared type, else mimetype.Detect);
 // checks each content against its MIME type under Options.MIME (see
 // MIMEPolicy); and sets the caching hint. Each read is written to the
-// audit log (see AuditOptions).
+// access log (see AccessLogOptions).
 //
 // An unknown URI, one the Authorizer denies, or a read function that
 // reports ErrNotFound, is answered as described at NotFoundCode, all

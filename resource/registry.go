@@ -15,7 +15,7 @@
 // Every handler runs the same steps in the same order: spend the caller's
 // rate budget, check the URI, resolve it, ask the [Authorizer], call your
 // function, finish the result (fill in defaults, check the MIME type, set
-// caching hints) and write the audit record. An [Observer]
+// caching hints) and write the access record. An [Observer]
 // (Options.Observer) is told of each call at both ends, and of the
 // notifications and subscriptions the registry handles: the one hook for
 // telemetry (the module github.com/mcpres/mcpres/mcpotel is one for

@@ -70,7 +70,7 @@ type SubscriptionOptions struct {
 // way to be notified.
 // A subscription beyond Options.RateLimits.Subscribe is refused with
 // CodeRateLimited. Subscribing twice to one URI is not an error. Each
-// subscription is written to the audit log (see AuditOptions).
+// subscription is written to the access log (see AccessLogOptions).
 //
 // Its signature is that of mcp.ServerOptions.SubscribeHandler, which is how
 // go-sdk enables subscriptions: Registry.NewServer sets it, and a server
@@ -162,7 +162,7 @@ func (r *Registry) dropSession(s *mcp.ServerSession) {
 // stillAllowed asks the Authorizer again, before a notification of a
 // change to u goes to session s, about the subscription it allowed: a
 // subscriber whose access is withdrawn hears no more, and the withheld
-// notification is audited as denied. A subscription the registry holds no
+// notification is logged as denied. A subscription the registry holds no
 // Access for (one it did not decide) is allowed.
 func (r *Registry) stillAllowed(ctx context.Context, s *mcp.ServerSession, u string) bool {
 	a, ok := r.grants.get(s, u)
@@ -173,9 +173,9 @@ func (r *Registry) stillAllowed(ctx context.Context, s *mcp.ServerSession, u str
 	if reason == nil {
 		return true
 	}
-	if start := r.auditStart(ctx); !start.IsZero() {
+	if start := r.accessLogStart(ctx); !start.IsZero() {
 		c := call{ctx: ctx, op: OpSubscribe, method: protocol.NotificationResourceUpdated, target: u, session: s, identity: a.Identity, start: start}
-		r.audit(&c, outcomeDenied, denied(reason))
+		r.logAccess(&c, DecisionDenied, denied(reason))
 	}
 	return false
 }

@@ -8,29 +8,27 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// AuditOptions configures a registry's audit log. The zero value logs to
-// Options.Logger at Debug level, so that the records appear as soon as
-// that logger shows Debug; to silence them, give a Logger with
+// AccessLogOptions configures a registry's access log. The zero value
+// logs to Options.Logger at Debug level, so the records appear as soon as
+// that logger shows Debug. To silence them, give a Logger with
 // slog.DiscardHandler, or a Level above what the logger shows.
 //
 // The registry writes one record, with the message "resource access", for
 // every resources/read and every subscription (resources/subscribe, or one
-// URI of a 2026-07-28 subscriptions/listen), whatever came of it; for
-// every completion an Authorizer denied; and for every list or completion
-// from which it withheld entries. A record has these attributes:
+// URI of a 2026-07-28 subscriptions/listen), whatever came of it. It also
+// writes one for every completion an Authorizer denied, and for every list
+// or completion from which it withheld entries. A record has these
+// attributes:
 //
 //   - op: "read", "subscribe", "list" or "complete";
 //   - uri: the URI read or subscribed to (for "list", the list method; for
 //     "complete", the URI template);
 //   - session_id and identity (Options.Identity), either possibly "";
-//   - decision: "allowed"; "denied" by the Authorizer, with its error as
-//     reason; "filtered", a list or completion with withheld entries,
-//     counted as withheld; "not_found"; "invalid" (a malformed URI, or a
-//     subscription over the session's limit); "limited" by RateLimits;
-//     "failed", a read function's failure; or "closed", a request to a
-//     closed registry;
+//   - decision: a [Decision]; for DecisionDenied, the Authorizer's error
+//     as reason; for DecisionFiltered, the count of entries withheld as
+//     withheld;
 //   - duration: how long the registry took to answer.
-type AuditOptions struct {
+type AccessLogOptions struct {
 	// Logger receives the records; nil means Options.Logger.
 	Logger *slog.Logger
 	// Level is the records' level; nil means slog.LevelDebug.
@@ -41,22 +39,27 @@ type AuditOptions struct {
 	DeniedLevel slog.Leveler
 }
 
-// audited reports whether a call of op that came to o gets an audit
+// AuditOptions is the former name of AccessLogOptions.
+//
+// Deprecated: use AccessLogOptions.
+type AuditOptions = AccessLogOptions
+
+// accessLogged reports whether a call of op that came to d gets an access
 // record: every read and subscription does; a list or completion only
 // when the Authorizer denied or withheld something.
-func audited(op Operation, o outcome) bool {
+func accessLogged(op Operation, d Decision) bool {
 	switch op {
 	case OpRead, OpSubscribe:
 		return true
 	}
-	return o == outcomeDenied || o == outcomeFiltered
+	return d == DecisionDenied || d == DecisionFiltered
 }
 
-// auditStart returns the time to measure an audit record's duration from,
-// or the zero time if no record could be written at the configured
+// accessLogStart returns the time to measure an access record's duration
+// from, or the zero time if no record could be written at the configured
 // levels.
-func (r *Registry) auditStart(ctx context.Context) time.Time {
-	a := &r.opts.Audit
+func (r *Registry) accessLogStart(ctx context.Context) time.Time {
+	a := &r.opts.AccessLog
 	level, denied := a.Level.Level(), a.DeniedLevel.Level()
 	if !a.Logger.Enabled(ctx, level) && (denied == level || !a.Logger.Enabled(ctx, denied)) {
 		return time.Time{}
@@ -64,13 +67,12 @@ func (r *Registry) auditStart(ctx context.Context) time.Time {
 	return time.Now()
 }
 
-// audit writes the record of call c, which came to o (f says why, if it
-// failed).
-func (r *Registry) audit(c *call, o outcome, f *failure) {
-	a := &r.opts.Audit
+// logAccess writes the access record of call c, which came to d (f says
+// why, if it failed).
+func (r *Registry) logAccess(c *call, d Decision, f *failure) {
+	a := &r.opts.AccessLog
 	level := a.Level.Level()
-	switch o {
-	case outcomeDenied, outcomeFiltered, outcomeLimited:
+	if d.refused() {
 		level = a.DeniedLevel.Level()
 	}
 	if !a.Logger.Enabled(c.ctx, level) {
@@ -82,9 +84,9 @@ func (r *Registry) audit(c *call, o outcome, f *failure) {
 		slog.String("uri", c.target),
 		slog.String("session_id", sessionID(c.session)),
 		slog.String("identity", c.identity),
-		slog.String("decision", o.String()),
+		slog.String("decision", string(d)),
 		slog.Duration("duration", time.Since(c.start)))
-	if o == outcomeDenied && f.cause != nil {
+	if d == DecisionDenied && f.cause != nil {
 		attrs = append(attrs, slog.String("reason", f.cause.Error()))
 	}
 	if c.withheld > 0 {
