@@ -79,7 +79,7 @@
 // exist; list cursors are bound to the user; the collections resource
 // lists only the caller's collections (health still counts everything);
 // and the tools refuse collections the caller is not granted. Every
-// denial is logged at Info level (the registry's audit log; allowed
+// denial is logged at Info level (the registry's access log; allowed
 // accesses are at Debug).
 //
 // -read-rate N caps resources/read at N a second, in bursts of up to N,
@@ -243,7 +243,7 @@ func run(cfg config, logger *slog.Logger) error {
 // registry it serves, which the caller closes once the server has stopped,
 // before it closes store. With cfg.tokens set, the registry lets each
 // caller at the collections their token grants, and logs the refusals of
-// its audit log at Info level.
+// its access log at Info level.
 func newServer(store *Store, cfg config, logger *slog.Logger) (*mcp.Server, *resource.Registry, error) {
 	kb := &knowledge{store: store, logger: logger, started: time.Now(), restricted: cfg.tokens != nil}
 	// No keys: a random one, whose cursors end with the process.
@@ -260,7 +260,7 @@ func newServer(store *Store, cfg config, logger *slog.Logger) (*mcp.Server, *res
 	if kb.restricted {
 		opts.Authorize = kb.authorize
 		// An operator sees every refusal; every access is at Debug.
-		opts.Audit = resource.AuditOptions{DeniedLevel: slog.LevelInfo}
+		opts.AccessLog = resource.AccessLogOptions{DeniedLevel: slog.LevelInfo}
 	}
 	reg, err := resource.NewRegistry(opts)
 	if err != nil {
