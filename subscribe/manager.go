@@ -163,7 +163,7 @@ func New[S comparable](opts *Options) (*Manager[S], error) {
 		bySession: make(map[S]uriSet),
 	}
 	if o.Deliver != nil {
-		m.windows = window.New(o.Window, o.Deliver, m.Watched)
+		m.windows = window.New(&m.mu, o.Window, o.Deliver, m.watched)
 	}
 	return m, nil
 }
@@ -268,9 +268,15 @@ func (m *Manager[S]) unlockAndCallHooks() {
 // Options.Window). It does nothing for a URI no one watches (an empty one included),
 // without Options.Deliver, or once the Manager is closed.
 func (m *Manager[S]) Changed(uri string) (watched bool) {
-	watched = m.Watched(uri)
-	if watched && m.windows != nil {
-		m.coalesced(m.windows.Changed(uri))
+	m.mu.Lock()
+	coalesced := false
+	if _, watched = m.watchers[uri]; watched && m.windows != nil {
+		var now time.Time
+		coalesced = m.windows.Changed(uri, &now)
+	}
+	m.mu.Unlock()
+	if coalesced && m.opts.OnCoalesce != nil {
+		m.opts.OnCoalesce(uri)
 	}
 	return watched
 }
@@ -284,25 +290,16 @@ func (m *Manager[S]) ChangedWhere(match func(uri string) bool) {
 	if match == nil || m.windows == nil {
 		return
 	}
-	var uris []string
+	var coalesced []string // for OnCoalesce, called with no lock held
 	m.mu.Lock()
+	var now time.Time // one change: the windows it opens all end at once
 	for uri := range m.watchers {
-		if match(uri) {
-			uris = append(uris, uri)
+		if match(uri) && m.windows.Changed(uri, &now) && m.opts.OnCoalesce != nil {
+			coalesced = append(coalesced, uri)
 		}
 	}
 	m.mu.Unlock()
-	if len(uris) > 0 {
-		m.coalesced(m.windows.Changed(uris...)) // one change: the windows it opens all end at once
-	}
-}
-
-// coalesced calls OnCoalesce with each of uris, with no lock held.
-func (m *Manager[S]) coalesced(uris []string) {
-	if m.opts.OnCoalesce == nil {
-		return
-	}
-	for _, uri := range uris {
+	for _, uri := range coalesced {
 		m.opts.OnCoalesce(uri)
 	}
 }
@@ -319,6 +316,11 @@ func (m *Manager[S]) ChangedPrefix(prefix string) {
 func (m *Manager[S]) Watched(uri string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.watched(uri)
+}
+
+// watched is Watched with m.mu held.
+func (m *Manager[S]) watched(uri string) bool {
 	_, ok := m.watchers[uri]
 	return ok
 }

@@ -6,8 +6,9 @@
 // delivery; neither knows the other.
 //
 // A Windows knows nothing of who watches a key: its owner asks it to
-// deliver only keys someone watches, and it asks the owner again, with
-// no lock of its own held, before each delivery.
+// deliver only keys someone watches, and it asks the owner again before
+// each delivery. It is guarded by its owner's mutex, so that a change
+// costs the owner one lock, not two.
 package window
 
 import (
@@ -24,7 +25,7 @@ type Windows struct {
 	deliver func(key string)
 	watched func(key string) bool
 
-	mu       sync.Mutex
+	mu       *sync.Mutex         // the owner's
 	pending  map[string]struct{} // keys to deliver now
 	flushing bool                // a goroutine delivers pending (see flush)
 	closed   atomic.Bool         // set under mu; read without it between deliveries
@@ -51,14 +52,16 @@ type window struct {
 	changed bool // within the window: deliver at its end
 }
 
-// New returns Windows of the given length (which must be positive). It
-// calls deliver with each changed key, at most once a window, in key
-// order, from a goroutine of its own, one call at a time; before each, it
-// asks watched whether anyone still watches the key, and skips it if not.
-// Neither is called with a lock of the Windows held, so both may call
-// back, except Close. New starts no goroutine.
-func New(length time.Duration, deliver func(key string), watched func(key string) bool) *Windows {
+// New returns Windows of the given length (which must be positive),
+// guarded by the owner's mutex mu. It calls deliver with each changed
+// key, at most once a window, in key order, from a goroutine of its own,
+// one call at a time, with mu released: deliver may call the owner, but
+// not Close. Before each batch it asks watched, with mu held, whether
+// anyone still watches each key, and skips those no one does. New starts
+// no goroutine.
+func New(mu *sync.Mutex, length time.Duration, deliver func(key string), watched func(key string) bool) *Windows {
 	return &Windows{
+		mu:      mu,
 		length:  length,
 		deliver: deliver,
 		watched: watched,
@@ -67,39 +70,31 @@ func New(length time.Duration, deliver func(key string), watched func(key string
 	}
 }
 
-// Changed reports changes to keys, which someone watches: each is
+// Changed reports a change to key, which someone watches: it is
 // delivered at once if it has no open window, which it then opens from
-// one reading of the clock, and otherwise when its window ends. It
-// returns the keys whose change was coalesced: their window had seen a
-// change already. It does nothing once w is closed.
-func (w *Windows) Changed(keys ...string) (coalesced []string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// *now (Changed sets *now to the time if it is zero, so that the windows
+// one change opens end together, and a change within a window, the common
+// case in a burst, reads no clock), and otherwise when its window ends.
+// It reports whether the change was coalesced: the window had seen a
+// change already. It does nothing once w is closed. The owner's mutex
+// must be held.
+func (w *Windows) Changed(key string, now *time.Time) (coalesced bool) {
 	if w.closed.Load() {
-		return nil
+		return false
 	}
-	var now time.Time // read only when a window opens: a burst reads no clock
-	opened := false
-	for _, key := range keys {
-		if win := w.windows[key]; win != nil {
-			if win.changed {
-				coalesced = append(coalesced, key)
-			}
-			win.changed = true
-			continue
-		}
-		if now.IsZero() {
-			now = time.Now()
-		}
-		w.pending[key] = struct{}{}
-		w.open(key, now)
-		opened = true
+	if win := w.windows[key]; win != nil {
+		coalesced = win.changed
+		win.changed = true
+		return coalesced
 	}
-	if opened {
-		w.arm(now)
-		w.flush()
+	if now.IsZero() {
+		*now = time.Now()
 	}
-	return coalesced
+	w.pending[key] = struct{}{}
+	w.open(key, *now)
+	w.arm(*now)
+	w.flush()
+	return false
 }
 
 // open opens a window for key from now. It ends after every window open,
@@ -172,9 +167,11 @@ func (w *Windows) deliverPending() {
 	defer w.goroutines.Done()
 	w.mu.Lock()
 	for len(w.pending) > 0 && !w.closed.Load() {
-		keys := make([]string, 0, len(w.pending))
+		var keys []string
 		for key := range w.pending {
-			keys = append(keys, key)
+			if w.watched(key) {
+				keys = append(keys, key)
+			}
 		}
 		clear(w.pending)
 		w.mu.Unlock()
@@ -183,9 +180,7 @@ func (w *Windows) deliverPending() {
 			if w.closed.Load() {
 				break
 			}
-			if w.watched(key) {
-				w.deliver(key)
-			}
+			w.deliver(key)
 		}
 		w.mu.Lock()
 	}
@@ -196,8 +191,9 @@ func (w *Windows) deliverPending() {
 // Close ends every window and drops the changes pending in them; later
 // changes are ignored. If a delivery is under way, Close waits for it to
 // return, and no other starts. When Close returns, no goroutine w started
-// is running, and none will start. Close must not be called by deliver.
-// It may be called any number of times, concurrently too.
+// is running, and none will start. Close must not be called by deliver,
+// nor with the owner's mutex held. It may be called any number of times,
+// concurrently too.
 func (w *Windows) Close() {
 	w.mu.Lock()
 	w.closed.Store(true)
