@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcpres/mcpres/internal/protocol"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,7 +30,7 @@ import (
 // SubscribeHTTP to check refusals of a server reached over HTTP.
 func SubscribeHTTP(ctx context.Context, client *http.Client, url, version, uri string) error {
 	body, err := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+		"jsonrpc": "2.0", "id": 1, "method": protocol.MethodListen,
 		"params": map[string]any{
 			"_meta": map[string]any{
 				mcp.MetaKeyProtocolVersion:    version,
@@ -49,8 +51,8 @@ func SubscribeHTTP(ctx context.Context, client *http.Client, url, version, uri s
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", version)
-	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	req.Header.Set(protocol.HeaderProtocolVersion, version)
+	req.Header.Set(protocol.HeaderMethod, protocol.MethodListen)
 	if client == nil {
 		client = http.DefaultClient
 	}
@@ -70,7 +72,7 @@ func SubscribeHTTP(ctx context.Context, client *http.Client, url, version, uri s
 		}
 		return msg.Error
 	case *jsonrpc.Request:
-		if msg.Method == "notifications/subscriptions/acknowledged" {
+		if msg.Method == protocol.NotificationSubscriptionsAcknowledged {
 			return nil
 		}
 		return fmt.Errorf("subscriptions/listen: the first message is %s, not the acknowledgment", msg.Method)

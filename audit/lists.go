@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/mcpres/mcpres/internal/protocol"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -51,7 +53,7 @@ type listing[T any] struct {
 
 // resourceListing is resources/list.
 var resourceListing = listing[*mcp.Resource]{
-	method: "resources/list",
+	method: protocol.MethodListResources,
 	fetch: func(c *checker, cursor string) ([]*mcp.Resource, string, error) {
 		res, err := c.cs.ListResources(c.ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil || res == nil {
@@ -65,7 +67,7 @@ var resourceListing = listing[*mcp.Resource]{
 
 // templateListing is resources/templates/list.
 var templateListing = listing[*mcp.ResourceTemplate]{
-	method: "resources/templates/list",
+	method: protocol.MethodListTemplates,
 	fetch: func(c *checker, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 		res, err := c.cs.ListResourceTemplates(c.ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil || res == nil {

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpres/mcpres/internal/protocol"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -24,7 +26,7 @@ var (
 
 // protocolNotFoundInvalidParams is the first protocol version that answers
 // a resource not found with -32602.
-const protocolNotFoundInvalidParams = "2026-07-28"
+const protocolNotFoundInvalidParams = protocol.NotFoundInvalidParamsSince
 
 // codeResourceNotFound is the not-found code of the versions before it.
 const codeResourceNotFound = -32002

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpres/mcpres/internal/protocol"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -24,7 +26,7 @@ var (
 
 // protocolListen is the first protocol version at which a subscription is
 // a subscriptions/listen, and results carry caching hints.
-const protocolListen = "2026-07-28"
+const protocolListen = protocol.SessionlessSince
 
 // listenWait is how long a Subscribe at protocolListen is given to return:
 // go-sdk's client sends the subscriptions/listen and returns at once,
@@ -92,14 +94,14 @@ func (c *checker) checkSubscribeMissing() error {
 	unsubscribe, err := c.subscribe(uri)
 	switch {
 	case err == nil:
-		c.fail(ruleSubscribeMissing, uri, "resources/subscribe to a URI that names nothing was accepted")
+		c.fail(ruleSubscribeMissing, uri, protocol.MethodSubscribe+" to a URI that names nothing was accepted")
 		if err := unsubscribe(); c.sessionFailed(err) {
 			return err
 		}
 	case c.sessionFailed(err):
 		return err
 	case errors.Is(err, context.DeadlineExceeded):
-		c.fail(ruleSubscribeMissing, uri, "resources/subscribe to a URI that names nothing was not answered within %v", c.opts.Wait)
+		c.fail(ruleSubscribeMissing, uri, protocol.MethodSubscribe+" to a URI that names nothing was not answered within %v", c.opts.Wait)
 	}
 	return nil
 }
@@ -243,7 +245,7 @@ func (c *checker) checkCacheHints() error {
 	case c.sessionFailed(err):
 		return err
 	case err == nil && list != nil:
-		c.checkCacheable("resources/list", list.Cacheable)
+		c.checkCacheable(protocol.MethodListResources, list.Cacheable)
 	}
 	if len(c.resources) == 0 {
 		return nil

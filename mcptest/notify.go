@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/internal/protocol"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -15,7 +17,7 @@ import (
 // with resources/subscribe, and 2026-07-28, whose clients need no session
 // and listen with subscriptions/listen. A server should serve each, with
 // its notifications.
-var Versions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}
+var Versions = []string{protocol.Version20250618, protocol.Version20251125, protocol.Version20260728}
 
 // Notifications records the resource notifications a client session
 // receives: pass its ClientOptions to Connect, Stdio or ConnectHTTP, then
@@ -104,7 +106,7 @@ const pokeEvery = time.Second
 // subscription. It fails t after WaitTimeout.
 func (n *Notifications) WaitUpdated(t testing.TB, uri string, change func()) {
 	t.Helper()
-	n.wait(t, "notifications/resources/updated for "+uri, change, func() bool {
+	n.wait(t, protocol.NotificationResourceUpdated+" for "+uri, change, func() bool {
 		i := slices.Index(n.updated, uri)
 		if i >= 0 {
 			n.updated = slices.Delete(n.updated, i, i+1)
@@ -118,7 +120,7 @@ func (n *Notifications) WaitUpdated(t testing.TB, uri string, change func()) {
 // WaitUpdated does. It fails t after WaitTimeout.
 func (n *Notifications) WaitListChanged(t testing.TB, change func()) {
 	t.Helper()
-	n.wait(t, "notifications/resources/list_changed", change, func() bool {
+	n.wait(t, protocol.NotificationListChanged, change, func() bool {
 		if n.listChanged > 0 {
 			n.listChanged--
 			return true

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpres/mcpres/audit"
+	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,7 +27,7 @@ import (
 // acknowledgment.
 func SubscribeHTTP(t testing.TB, url, token, version, uri string) error {
 	t.Helper()
-	if version < "2026-07-28" {
+	if version < protocol.SessionlessSince {
 		cs := ConnectHTTP(t, url, token, version, nil)
 		return cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri})
 	}

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/audit"
+	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -165,7 +166,7 @@ func auditServer(ctx context.Context, cfg *config) (*audit.Report, error) {
 	}
 	defer cs.Close()
 	opts := &audit.Options{Reads: cfg.reads, Waive: cfg.waive}
-	if version := cs.InitializeResult().ProtocolVersion; cfg.url != "" && version >= "2026-07-28" {
+	if version := cs.InitializeResult().ProtocolVersion; cfg.url != "" && version >= protocol.SessionlessSince {
 		// go-sdk's client does not report a refused listen: ask with one of
 		// our own.
 		opts.Subscribe = func(ctx context.Context, uri string) error {

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/mcpres/mcpres/internal/protocol"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -24,8 +26,8 @@ func Several() *mcp.Server {
 	jpeg := []byte{0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 'J', 'F', 'I', 'F', 0}
 	server.AddResource(&mcp.Resource{URI: "data://logo.png", Name: "logo", MIMEType: "image/png"},
 		read(&mcp.ResourceContents{URI: "data://logo.png", MIMEType: "image/png", Blob: jpeg}))
-	Forge(server, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-		res, err := next(ctx, "resources/read", req)
+	Forge(server, protocol.MethodRead, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+		res, err := next(ctx, protocol.MethodRead, req)
 		if err != nil {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{}}, nil
 		}
@@ -78,7 +80,7 @@ var Breakers = map[string]func(s *mcp.Server){
 	},
 	"list.stable": func(s *mcp.Server) {
 		n := 0
-		Forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
+		Forge(s, protocol.MethodListResources, func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
 			if req.GetParams().(*mcp.ListResourcesParams).Cursor != "" {
 				return nil, &jsonrpc.Error{Code: -32602, Message: "invalid cursor"}
 			}
@@ -87,7 +89,7 @@ var Breakers = map[string]func(s *mcp.Server){
 		})
 	},
 	"cursor.invalid": func(s *mcp.Server) {
-		Forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
+		Forge(s, protocol.MethodListResources, func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
 			if req.GetParams().(*mcp.ListResourcesParams).Cursor == "" {
 				return &mcp.ListResourcesResult{Resources: []*mcp.Resource{res("test://a", "a")}, NextCursor: "k1"}, nil
 			}
@@ -144,11 +146,11 @@ var Breakers = map[string]func(s *mcp.Server){
 		})
 	},
 	"notfound.malformed-uri": func(s *mcp.Server) {
-		Forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+		Forge(s, protocol.MethodRead, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 			if !strings.Contains(req.GetParams().(*mcp.ReadResourceParams).URI, "://") { // not a URI
 				return nil, &jsonrpc.Error{Code: -32603, Message: "internal"}
 			}
-			return next(ctx, "resources/read", req)
+			return next(ctx, protocol.MethodRead, req)
 		})
 	},
 	"template.syntax": func(s *mcp.Server) { templatesAs(s, &mcp.ResourceTemplate{URITemplate: "test://t/{id", Name: "t"}) },
@@ -162,19 +164,19 @@ var Breakers = map[string]func(s *mcp.Server){
 	"complete.total":    func(s *mcp.Server) { completeAs(s, []string{"1", "2", "3"}, 1, false) },
 	"complete.has-more": func(s *mcp.Server) { completeAs(s, []string{"1", "2", "3"}, 10, false) },
 	"complete.unknown-argument": func(s *mcp.Server) {
-		Forge(s, "completion/complete", func(context.Context, mcp.Request, mcp.MethodHandler) (mcp.Result, error) {
+		Forge(s, protocol.MethodComplete, func(context.Context, mcp.Request, mcp.MethodHandler) (mcp.Result, error) {
 			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"x"}}}, nil
 		})
 	},
 	"subscribe.missing": func(s *mcp.Server) {
-		Forge(s, "resources/subscribe", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+		Forge(s, protocol.MethodSubscribe, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 			req.GetParams().(*mcp.SubscribeParams).URI = "test://a" // accepted as if it named test://a
-			return next(ctx, "resources/subscribe", req)
+			return next(ctx, protocol.MethodSubscribe, req)
 		})
 	},
 	"cache.hints": func(s *mcp.Server) {
-		Forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-			r, err := next(ctx, "resources/read", req)
+		Forge(s, protocol.MethodRead, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+			r, err := next(ctx, protocol.MethodRead, req)
 			if rr, ok := r.(*mcp.ReadResourceResult); ok && rr != nil {
 				rr.CacheScope = "shared"
 			}
@@ -184,7 +186,7 @@ var Breakers = map[string]func(s *mcp.Server){
 }
 
 func notFoundCode(version string) int64 {
-	if version >= "2026-07-28" {
+	if version >= protocol.NotFoundInvalidParamsSince {
 		return -32602
 	}
 	return -32002
@@ -222,7 +224,7 @@ func Forge(s *mcp.Server, method string, answer func(ctx context.Context, req mc
 // listPages answers resources/list with pages by cursor; any other cursor
 // is -32602.
 func listPages(s *mcp.Server, pages map[string]*mcp.ListResourcesResult) {
-	Forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
+	Forge(s, protocol.MethodListResources, func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
 		if p, ok := pages[req.GetParams().(*mcp.ListResourcesParams).Cursor]; ok {
 			return p, nil
 		}
@@ -232,7 +234,7 @@ func listPages(s *mcp.Server, pages map[string]*mcp.ListResourcesResult) {
 
 // templatesAs answers resources/templates/list with t alone.
 func templatesAs(s *mcp.Server, t *mcp.ResourceTemplate) {
-	Forge(s, "resources/templates/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
+	Forge(s, protocol.MethodListTemplates, func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
 		if req.GetParams().(*mcp.ListResourceTemplatesParams).Cursor != "" {
 			return nil, &jsonrpc.Error{Code: -32602, Message: "invalid cursor"}
 		}
@@ -242,29 +244,29 @@ func templatesAs(s *mcp.Server, t *mcp.ResourceTemplate) {
 
 // readAs answers a read of uri with contents.
 func readAs(s *mcp.Server, uri string, contents ...*mcp.ResourceContents) {
-	Forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	Forge(s, protocol.MethodRead, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 		if req.GetParams().(*mcp.ReadResourceParams).URI == uri {
 			return &mcp.ReadResourceResult{Contents: contents}, nil
 		}
-		return next(ctx, "resources/read", req)
+		return next(ctx, protocol.MethodRead, req)
 	})
 }
 
 // notFoundAs answers a read of anything the base server does not hold.
 func notFoundAs(s *mcp.Server, answer func(version string) (mcp.Result, error)) {
-	Forge(s, "resources/read", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	Forge(s, protocol.MethodRead, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 		uri := req.GetParams().(*mcp.ReadResourceParams).URI
 		if uri == "test://a" || uri == "test://b" || strings.HasPrefix(uri, "test://t/") {
-			return next(ctx, "resources/read", req)
+			return next(ctx, protocol.MethodRead, req)
 		}
 		return answer(req.GetSession().(*mcp.ServerSession).InitializeParams().ProtocolVersion)
 	})
 }
 
 func completeAs(s *mcp.Server, values []string, total int, hasMore bool) {
-	Forge(s, "completion/complete", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	Forge(s, protocol.MethodComplete, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 		if req.GetParams().(*mcp.CompleteParams).Argument.Name != "id" {
-			return next(ctx, "completion/complete", req)
+			return next(ctx, protocol.MethodComplete, req)
 		}
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: total, HasMore: hasMore}}, nil
 	})
