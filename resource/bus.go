@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -45,16 +46,16 @@ func (r *Registry) receive(c subscribe.Change) {
 	}
 	switch c.Kind {
 	case subscribe.Updated:
-		r.subs.Changed(c.Value)
+		r.delivery.Changed(c.Value)
 	case subscribe.UpdatedPrefix:
-		r.subs.ChangedPrefix(c.Value)
+		r.delivery.ChangedWhere(func(u string) bool { return strings.HasPrefix(u, c.Value) })
 	case subscribe.UpdatedTemplate:
 		if !r.changedTemplate(c.Value) && r.unknownTemplates.first(c.Value) {
 			r.opts.Logger.Warn("resource: another replica reported a change to a template this registry does not hold; replicas should register the same templates",
 				"template", c.Value)
 		}
 	case subscribe.ListChanged:
-		r.notify.changed()
+		r.delivery.ListChanged()
 	}
 }
 

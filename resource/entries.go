@@ -174,7 +174,7 @@ func (r *Registry) Add(res *mcp.Resource, read ReadFunc, opts ...ResourceOption)
 	}
 
 	r.static.Set(res.URI, e)
-	r.notify.changed()
+	r.delivery.ListChanged()
 	return nil
 }
 
@@ -244,7 +244,7 @@ func (r *Registry) AddTemplate(t *mcp.ResourceTemplate, read TemplateReadFunc, o
 		r.setSource(t.URITemplate, nil)
 	}
 	r.mu.Unlock()
-	r.notify.changed()
+	r.delivery.ListChanged()
 	return nil
 }
 
@@ -258,7 +258,7 @@ func (r *Registry) Remove(uris ...string) int {
 		}
 	}
 	if n > 0 {
-		r.notify.changed()
+		r.delivery.ListChanged()
 	}
 	return n
 }
@@ -294,7 +294,7 @@ func (r *Registry) RemoveTemplates(uriTemplates ...string) int {
 	}
 	r.mu.Unlock()
 	if n > 0 {
-		r.notify.changed()
+		r.delivery.ListChanged()
 	}
 	return n
 }

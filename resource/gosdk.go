@@ -118,13 +118,13 @@ type readKey struct{}
 // (behaviour 4).
 type listenKey struct{}
 
-// mount adds r's middleware and marker to s (behaviours 1, 2, 4, 5, 10).
+// mount adds r's middleware and marker to s (behaviours 1, 2, 4, 5, 10),
+// and s to the servers r's delivery notifies.
 func mount(s *mcp.Server, r *Registry) {
 	s.AddReceivingMiddleware(r.middleware)
 	s.AddSendingMiddleware(r.sendingMiddleware)
-	read := r.readViaMarker
-	r.notify.add(s, read)
-	announce(s, read)
+	r.delivery.Mount(s)
+	announce(s, r.readViaMarker)
 }
 
 // announce adds the marker to s again, read by read: go-sdk's public way
@@ -189,35 +189,33 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// sendingMiddleware hands notifications/resources/updated and list_changed
-// to the fanout, which sends them from a goroutine of the session's own
-// (behaviours 10, 12), and withholds resources/updated from a session whose
-// subscription the Authorizer no longer allows. Everything else, and a
-// notification without a session, it passes on.
+// sendingMiddleware hands each session's notifications/resources/updated
+// and list_changed to the delivery's queue (step 4 of package delivery),
+// which sends them later, from a goroutine of the session's own, with the
+// rest of the chain (behaviours 10, 12). Everything else, a notification
+// without a session, and anything once the registry is closed (what the
+// server sends itself then goes as go-sdk sends it), it passes on.
 func (r *Registry) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		s, _ := req.GetSession().(*mcp.ServerSession)
-		if s == nil || r.closed.Load() {
-			// A closed registry sends nothing of its own: what the server
-			// sends itself goes as go-sdk sends it.
+		if s == nil {
 			return next(ctx, method, req)
 		}
-		qs := queuedSend{key: sendKey{method: method}, req: req, next: next}
+		var uri string
 		switch method {
 		case protocol.NotificationResourceUpdated:
 			p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
 			if !ok || p == nil {
 				return next(ctx, method, req)
 			}
-			qs.key.uri = p.URI
-			if r.opts.Authorize != nil {
-				qs.before = func(ctx context.Context, req mcp.Request) bool { return r.stillAllowed(ctx, s, p.URI) }
-			}
+			uri = p.URI
 		case protocol.NotificationListChanged:
 		default:
 			return next(ctx, method, req)
 		}
-		r.fanout.send(s, qs)
+		if !r.delivery.Queue(s, method, uri, req, next) {
+			return next(ctx, method, req)
+		}
 		return nil, nil
 	}
 }

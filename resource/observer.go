@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/internal/protocol"
+	"github.com/mcpres/mcpres/resource/internal/delivery"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -164,27 +165,17 @@ func (r *Registry) observeEnd(c *call, d Decision, err error) {
 	r.opts.Observer.EndCall(c.ctx, oc)
 }
 
-// subscriptionsChanged reports the number of open subscriptions to the
-// Observer, if there is one. The count is read and reported under one
-// lock, so that reports arrive in the order they were read, and the last
-// is the count after the last change.
-func (r *Registry) subscriptionsChanged() {
-	if o := r.opts.Observer; o != nil {
-		r.countMu.Lock()
-		defer r.countMu.Unlock()
-		n, _, _ := r.subs.Stats()
-		o.Event(Event{Kind: EventSubscriptions, Count: n})
+// observeDelivery sets o's Coalesced, Sent and Count to tell the
+// Observer, if there is one, of the notifications and subscriptions the
+// delivery handles.
+func (r *Registry) observeDelivery(o *delivery.Options[Access]) {
+	obs := r.opts.Observer
+	if obs == nil {
+		return
 	}
-}
-
-// coalesced is the subscription manager's OnCoalesce: it tells the
-// Observer, if there is one.
-func (r *Registry) coalesced() func(uri string) {
-	o := r.opts.Observer
-	if o == nil {
-		return nil
-	}
-	return func(uri string) { o.Event(Event{Kind: EventCoalesced, URI: uri}) }
+	o.Coalesced = func(uri string) { obs.Event(Event{Kind: EventCoalesced, URI: uri}) }
+	o.Sent = func(method, uri string) { obs.Event(Event{Kind: EventNotified, Method: method, URI: uri}) }
+	o.Count = func(n int) { obs.Event(Event{Kind: EventSubscriptions, Count: n}) }
 }
 
 // observeListen passes a 2026-07-28 subscriptions/listen on to go-sdk

@@ -73,7 +73,7 @@ func (r *Registry) AddProvider(name string, list ListFunc) error {
 	}
 	r.setSource(name, list)
 	r.mu.Unlock()
-	r.notify.changed()
+	r.delivery.ListChanged()
 	return nil
 }
 
@@ -91,7 +91,7 @@ func (r *Registry) RemoveProvider(name string) bool {
 	}
 	r.mu.Unlock()
 	if ok {
-		r.notify.changed()
+		r.delivery.ListChanged()
 	}
 	return ok
 }
@@ -102,7 +102,7 @@ func (r *Registry) RemoveProvider(name string) bool {
 // Options.ListChangedDelay yield one notification. With
 // SubscriptionOptions.Bus the other replicas' sessions are told too.
 func (r *Registry) NotifyListChanged() {
-	r.notify.changed()
+	r.delivery.ListChanged()
 	r.publish(subscribe.Change{Kind: subscribe.ListChanged})
 }
 

@@ -47,7 +47,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpres/mcpres/cursor"
-	"github.com/mcpres/mcpres/subscribe"
+	"github.com/mcpres/mcpres/resource/internal/delivery"
 	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -106,23 +106,15 @@ type Registry struct {
 	sources   []cursor.Source[*mcp.Resource]     // static, then providers by name; replaced, never changed
 
 	cursors *cursor.Codec
-	notify  notifier
 	// reads and subscribes are the rate limits; nil when unlimited.
 	reads, subscribes *limiter
-	subs              *subscribe.Manager[*mcp.ServerSession]
-	grants            grants
-	sessions          sessionWatch
-	fanout            fanout       // sends notifications, a goroutine per session sending
-	countMu           sync.Mutex   // orders the Observer's EventSubscriptions
-	listed            listedURIs   // bad URIs providers listed, reported
-	unknownTemplates  reportedOnce // templates other replicas reported and this one lacks
-	stopListening     func()       // stops taking the bus's changes; nil without a bus
-
-	// ctx is the registry's own, for what it sends on its own behalf;
-	// Close cancels it.
-	ctx    context.Context
-	cancel context.CancelFunc
-	closed atomic.Bool
+	// delivery holds the subscriptions and takes changes to the sessions
+	// that watch them (package delivery's doc lists the steps).
+	delivery         *delivery.Delivery[Access]
+	listed           listedURIs   // bad URIs providers listed, reported
+	unknownTemplates reportedOnce // templates other replicas reported and this one lacks
+	stopListening    func()       // stops taking the bus's changes; nil without a bus
+	closed           atomic.Bool
 }
 
 // NewRegistry returns an empty Registry configured by opts, which may be
@@ -140,15 +132,7 @@ func NewRegistry(opts *Options) (*Registry, error) {
 		return nil, fmt.Errorf("resource: NewRegistry: %w", err)
 	}
 	r := &Registry{opts: o, providers: make(map[string]ListFunc), cursors: o.Cursors}
-	so := o.Subscriptions
-	r.subs, err = subscribe.New[*mcp.ServerSession](&subscribe.Options{
-		MaxPerSession: so.MaxPerSession,
-		Window:        so.Window,
-		Deliver:       r.deliverUpdate,
-		OnWatch:       so.OnWatch,
-		OnUnwatch:     so.OnUnwatch,
-		OnCoalesce:    r.coalesced(),
-	})
+	r.delivery, err = delivery.New(r.deliveryOptions())
 	if err != nil {
 		return nil, fmt.Errorf("resource: NewRegistry: Options.Subscriptions: %w", err)
 	}
@@ -158,14 +142,9 @@ func NewRegistry(opts *Options) (*Registry, error) {
 	r.sources = []cursor.Source[*mcp.Resource]{{Name: "", Provider: index[*staticEntry, *mcp.Resource]{&r.static, (*staticEntry).describe}}}
 	r.reads = newLimiter(o.RateLimits.Read)
 	r.subscribes = newLimiter(o.RateLimits.Subscribe)
-	r.notify.delay = o.ListChangedDelay
-	r.sessions.servers = r.notify.mounted
 	r.router.MaxURILength = o.MaxURILength
-	r.ctx, r.cancel = context.WithCancel(context.Background())
-	r.fanout.ctx, r.fanout.logger, r.fanout.observer = r.ctx, o.Logger, o.Observer
 	if err := r.listen(); err != nil {
-		r.subs.Close()
-		r.cancel()
+		r.delivery.Close()
 		return nil, fmt.Errorf("resource: NewRegistry: Options.Subscriptions.Bus: %w", err)
 	}
 	return r, nil
@@ -193,9 +172,6 @@ func (r *Registry) Close() error {
 	if r.stopListening != nil {
 		r.stopListening()
 	}
-	r.cancel()
-	r.notify.close()
-	r.subs.Close()
-	r.sessions.forgetAll(r.dropSession)
+	r.delivery.Close()
 	return nil
 }

@@ -21,13 +21,14 @@ import (
 // difference over the subscriptions added. For mcpres it includes the
 // entry go-sdk's server keeps for each subscription as well as the
 // registry's; "mcpres-own" is the difference between the two, what the
-// registry adds. Two shapes: many sessions watching a few URIs each, all
+// registry adds. Three shapes: many sessions watching a few URIs each, all
 // watched by all (sessions=1000/each=10), and a few sessions each
-// watching its own many URIs (sessions=10/each=1000).
+// watching its own many URIs (sessions=10/each=1000), and between them
+// 1,000 sessions watching 100 shared URIs each (sessions=1000/each=100).
 //
 //	go test -run '^$' -bench SubscriptionMemory -benchtime 1x -count 5 ./resource/
 func BenchmarkSubscriptionMemory(b *testing.B) {
-	for _, shape := range []struct{ sessions, each int }{{1000, 10}, {10, 1000}} {
+	for _, shape := range []struct{ sessions, each int }{{1000, 10}, {1000, 100}, {10, 1000}} {
 		uriOf := func(session, j int) string {
 			if shape.sessions > shape.each { // shared URIs
 				return fmt.Sprintf("bench://items/%06d", j)

@@ -3,11 +3,12 @@ package resource
 import (
 	"context"
 	"fmt"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/internal/uri"
+	"github.com/mcpres/mcpres/resource/internal/delivery"
 	"github.com/mcpres/mcpres/subscribe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,6 +46,28 @@ type SubscriptionOptions struct {
 	// makes its own. NewRegistry starts listening; Close stops. Nil means
 	// this registry is the only replica.
 	Bus subscribe.Bus
+}
+
+// deliveryOptions configures the registry's delivery: its subscription
+// options, the Authorizer asked again before each notification, the
+// marker announced for list_changed (go-sdk behaviour 3), and the
+// Observer.
+func (r *Registry) deliveryOptions() delivery.Options[Access] {
+	so := r.opts.Subscriptions
+	o := delivery.Options[Access]{
+		MaxPerSession:    so.MaxPerSession,
+		Window:           so.Window,
+		ListChangedDelay: r.opts.ListChangedDelay,
+		OnWatch:          so.OnWatch,
+		OnUnwatch:        so.OnUnwatch,
+		Announce:         func(s *mcp.Server) { announce(s, r.readViaMarker) },
+		Logger:           r.opts.Logger,
+	}
+	if r.opts.Authorize != nil {
+		o.Allowed = r.stillAllowed
+	}
+	r.observeDelivery(&o)
+	return o
 }
 
 // Subscribe answers resources/subscribe, and the resource subscriptions of
@@ -126,15 +149,11 @@ func (r *Registry) subscribe(c *call) error {
 	if c.session == nil {
 		return nil // a direct call: nothing to notify
 	}
-	if r.opts.Authorize != nil {
-		r.grants.set(c.session, c.target, a)
-	}
-	if err := r.subs.Subscribe(c.session, c.target); err != nil {
-		r.grants.forget(c.session, c.target)
+	// With an Authorizer, the Access is kept as the subscription's grant,
+	// asked again before each notification (stillAllowed).
+	if err := r.delivery.Subscribe(c.session, c.target, a, r.opts.Authorize != nil); err != nil {
 		return invalid("cannot subscribe to %q: %v", c.target, err) // the per-session limit, or closed
 	}
-	r.sessions.forgetOnEnd(c.session, r.dropSession)
-	r.subscriptionsChanged()
 	return nil
 }
 
@@ -146,29 +165,16 @@ func (r *Registry) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest)
 	if req == nil || req.Params == nil || req.Session == nil {
 		return nil
 	}
-	r.subs.Unsubscribe(req.Session, req.Params.URI)
-	r.grants.forget(req.Session, req.Params.URI)
-	r.subscriptionsChanged()
+	r.delivery.Unsubscribe(req.Session, req.Params.URI)
 	return nil
 }
 
-// dropSession forgets every subscription of s.
-func (r *Registry) dropSession(s *mcp.ServerSession) {
-	r.subs.Drop(s)
-	r.grants.drop(s)
-	r.subscriptionsChanged()
-}
-
 // stillAllowed asks the Authorizer again, before a notification of a
-// change to u goes to session s, about the subscription it allowed: a
-// subscriber whose access is withdrawn hears no more, and the withheld
-// notification is logged as denied. A subscription the registry holds no
-// Access for (one it did not decide) is allowed.
-func (r *Registry) stillAllowed(ctx context.Context, s *mcp.ServerSession, u string) bool {
-	a, ok := r.grants.get(s, u)
-	if !ok {
-		return true
-	}
+// change to u goes to session s, about the subscription it allowed with
+// a: a subscriber whose access is withdrawn hears no more, and the
+// withheld notification is logged as denied. It is the delivery's
+// Options.Allowed.
+func (r *Registry) stillAllowed(ctx context.Context, s *mcp.ServerSession, u string, a Access) bool {
 	reason := r.decide(ctx, s, a)
 	if reason == nil {
 		return true
@@ -178,47 +184,6 @@ func (r *Registry) stillAllowed(ctx context.Context, s *mcp.ServerSession, u str
 		r.logAccess(&c, DecisionDenied, denied(reason))
 	}
 	return false
-}
-
-// grants holds, when the registry has an Authorizer, the Access each
-// subscription was allowed with, to ask again before each notification.
-type grants struct {
-	mu sync.Mutex
-	m  map[*mcp.ServerSession]map[string]Access
-}
-
-func (g *grants) set(s *mcp.ServerSession, u string, a Access) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.m == nil {
-		g.m = make(map[*mcp.ServerSession]map[string]Access)
-	}
-	if g.m[s] == nil {
-		g.m[s] = make(map[string]Access)
-	}
-	g.m[s][u] = a
-}
-
-func (g *grants) get(s *mcp.ServerSession, u string) (Access, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	a, ok := g.m[s][u]
-	return a, ok
-}
-
-func (g *grants) forget(s *mcp.ServerSession, u string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	delete(g.m[s], u)
-	if len(g.m[s]) == 0 {
-		delete(g.m, s)
-	}
-}
-
-func (g *grants) drop(s *mcp.ServerSession) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	delete(g.m, s)
 }
 
 // Changed reports that the resource at uri changed. It returns at once:
@@ -248,7 +213,7 @@ func (g *grants) drop(s *mcp.ServerSession) {
 // would have sent. Only a URI no one on this replica watches is checked,
 // so reporting a watched URI costs no more than the lookup.
 func (r *Registry) Changed(u string) error {
-	if r.subs.Changed(u) {
+	if r.delivery.Changed(u) {
 		r.publish(subscribe.Change{Kind: subscribe.Updated, Value: u})
 		return nil
 	}
@@ -276,7 +241,7 @@ func (r *Registry) ChangedPrefix(prefix string) error {
 	if err := uri.CheckPrefix(prefix, r.opts.MaxURILength); err != nil {
 		return fmt.Errorf("resource: ChangedPrefix(%q): no client URI starts with it: %w", prefix, invalidURI(prefix, err))
 	}
-	r.subs.ChangedPrefix(prefix)
+	r.delivery.ChangedWhere(func(u string) bool { return strings.HasPrefix(u, prefix) })
 	r.publish(subscribe.Change{Kind: subscribe.UpdatedPrefix, Value: prefix})
 	return nil
 }
@@ -301,7 +266,7 @@ func (r *Registry) changedTemplate(uriTemplate string) bool {
 	if !ok {
 		return false
 	}
-	r.subs.ChangedWhere(func(u string) bool {
+	r.delivery.ChangedWhere(func(u string) bool {
 		_, ok := e.compiled.Match(u)
 		return ok
 	})
@@ -311,15 +276,5 @@ func (r *Registry) changedTemplate(uriTemplate string) bool {
 // SubscriptionStats counts the subscriptions the registry holds, the
 // sessions holding them and the URIs they watch.
 func (r *Registry) SubscriptionStats() (subscriptions, sessions, uris int) {
-	return r.subs.Stats()
-}
-
-// deliverUpdate notifies the subscribers of uri on every mounted server:
-// go-sdk sends notifications/resources/updated to exactly the sessions
-// subscribed to uri, legacy and 2026-07-28 alike.
-// It sends with the registry's own context, which Close cancels.
-func (r *Registry) deliverUpdate(u string) {
-	for _, s := range r.notify.mounted() {
-		s.ResourceUpdated(r.ctx, &mcp.ResourceUpdatedNotificationParams{URI: u})
-	}
+	return r.delivery.Stats()
 }

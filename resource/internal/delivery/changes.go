@@ -1,0 +1,88 @@
+package delivery
+
+import (
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Step 1, report: Changed reports that the resource at uri changed, and
+// whether any session watches it. It returns at once; a watched URI goes
+// on to its window (step 2, internal/window). It does nothing after Close.
+func (d *Delivery[G]) Changed(uri string) (watched bool) {
+	d.mu.Lock()
+	coalesced := false
+	if _, watched = d.uris.ids[uri]; watched {
+		var now time.Time
+		coalesced = d.windows.Changed(uri, &now)
+	}
+	d.mu.Unlock()
+	if coalesced && d.opts.Coalesced != nil {
+		d.opts.Coalesced(uri)
+	}
+	return watched
+}
+
+// ChangedWhere reports that every watched URI that match accepts changed,
+// as one change: the windows it opens all end at once. match is called
+// once per watched URI, with d's lock held: it must not call d. A nil
+// match accepts nothing.
+func (d *Delivery[G]) ChangedWhere(match func(uri string) bool) {
+	if match == nil {
+		return
+	}
+	var coalesced []string // told with no lock held
+	d.mu.Lock()
+	var now time.Time
+	for uri := range d.uris.ids {
+		if match(uri) && d.windows.Changed(uri, &now) && d.opts.Coalesced != nil {
+			coalesced = append(coalesced, uri)
+		}
+	}
+	d.mu.Unlock()
+	for _, uri := range coalesced {
+		d.opts.Coalesced(uri)
+	}
+}
+
+// Step 3, fan out: deliver is the windows' delivery of a due URI, still
+// watched (step 2 is internal/window). go-sdk's Server.ResourceUpdated
+// sends it to exactly its sessions subscribed to uri, legacy and
+// 2026-07-28 alike (go-sdk behaviour 6 of resource/gosdk.go), each through
+// the registry's sending middleware, which queues it (step 4, send.go).
+func (d *Delivery[G]) deliver(uri string) {
+	for _, s := range d.mounted() {
+		s.ResourceUpdated(d.ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+	}
+}
+
+// ListChanged reports that the resource list changed: after
+// Options.ListChangedDelay, gathering every change meanwhile, each mounted
+// server is told once (Options.Announce), and go-sdk sends list_changed
+// to its sessions through the sending middleware (step 4). It does
+// nothing after Close, or before a server is mounted.
+func (d *Delivery[G]) ListChanged() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed || d.listTimer != nil || len(d.servers) == 0 || d.opts.Announce == nil {
+		return
+	}
+	d.listTimer = time.AfterFunc(d.opts.ListChangedDelay, d.announce)
+}
+
+// announce tells every mounted server that the list changed.
+func (d *Delivery[G]) announce() {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return
+	}
+	d.listTimer = nil
+	servers := append([]*mcp.Server(nil), d.servers...)
+	d.listFiring.Add(1)
+	d.mu.Unlock()
+	defer d.listFiring.Done()
+	for _, s := range servers {
+		d.opts.Announce(s)
+	}
+}

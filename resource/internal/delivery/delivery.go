@@ -1,0 +1,201 @@
+// Package delivery takes a registry's changes to the sessions that watch
+// them: everything between "a change was reported" and "a session got its
+// notification", in one place, with one record per session.
+//
+// A change travels in five steps, each in one file, read top-down:
+//
+//  1. Report (changes.go). The registry reports a changed URI (Changed),
+//     a set of them (ChangedWhere: a prefix, a template), or a changed
+//     list (ListChanged); so do the other replicas, through the bus. A URI
+//     no session watches stops here.
+//  2. Window (changes.go, with package internal/window). A URI's first
+//     change after a quiet spell goes on at once; its changes within the
+//     window that follows go on once, when the window ends. list_changed
+//     waits for its own delay.
+//  3. Fan out (changes.go). A due URI is handed to go-sdk's
+//     Server.ResourceUpdated on every mounted server, and list_changed to
+//     Options.Announce. go-sdk knows which of its sessions subscribed, and,
+//     for a 2026-07-28 listen, the listen's request ID that names the
+//     notification and routes it to the listen's stream; nothing else can
+//     build that request. go-sdk passes each session's request to the
+//     registry's sending middleware, which gives it to Queue.
+//  4. Queue (send.go). The session's record keeps at most one
+//     notification of each kind for each URI, in order, and a goroutine of
+//     the session's own sends them while any waits: a client that stops
+//     reading holds up no other session.
+//  5. Still allowed, then send (send.go). Before a resources/updated goes
+//     out, Options.Allowed is asked again about the grant the subscription
+//     was made with; a withdrawn one is not sent. The rest of go-sdk's
+//     chain sends it, bounded as go-sdk bounds its own sends.
+//
+// A session's record (sessions.go) holds its subscriptions, their grants,
+// its send queue and how its end is watched; nothing else in mcpres keeps
+// anything per session. Subscriptions are recorded and refused there
+// (Subscribe, the per-session limit), and forgotten when the session ends.
+//
+// The package is internal to resource: it works on go-sdk's sessions and
+// requests and on the registry's grants, which the leaf package subscribe
+// (a Manager for any session type, for use without a registry) knows
+// nothing of. Both share the windows (internal/window) and the ordered
+// OnWatch and OnUnwatch calls (internal/hooks).
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpres/mcpres/internal/hooks"
+	"github.com/mcpres/mcpres/internal/window"
+	"github.com/mcpres/mcpres/subscribe"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configures a Delivery. Zero numbers mean the defaults of package
+// subscribe; nil functions mean no call.
+type Options[G any] struct {
+	// MaxPerSession caps the URIs one session may watch: zero means
+	// subscribe.DefaultMaxPerSession, subscribe.NoLimit none.
+	MaxPerSession int
+	// Window is the shortest time between two deliveries of one URI: zero
+	// means subscribe.DefaultWindow.
+	Window time.Duration
+	// ListChangedDelay is how long ListChanged waits, gathering more.
+	ListChangedDelay time.Duration
+	// OnWatch and OnUnwatch are called when a URI gains its first watcher
+	// and loses its last, in order, with no lock held.
+	OnWatch, OnUnwatch func(uri string)
+	// Allowed is asked, before a resources/updated goes to a session
+	// whose subscription was recorded with a grant, whether the grant
+	// still holds. It is called with no lock held.
+	Allowed func(ctx context.Context, s *mcp.ServerSession, uri string, grant G) bool
+	// Announce tells a mounted server's sessions that the list changed.
+	Announce func(*mcp.Server)
+	// Coalesced is told of each change that costs no notification of its
+	// own; Sent of each notification sent; Count of the number of
+	// subscriptions after each change, in order.
+	Coalesced func(uri string)
+	Sent      func(method, uri string)
+	Count     func(subscriptions int)
+	// Logger receives a warning for each notification not sent. Nil
+	// means slog.Default().
+	Logger *slog.Logger
+}
+
+// A Delivery records subscriptions and delivers changes to go-sdk
+// sessions. Make one with New; Close ends it.
+type Delivery[G any] struct {
+	opts    Options[G]
+	windows *window.Windows
+
+	// ctx is the one notifications are sent with; Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu         sync.Mutex
+	closed     bool
+	uris       uriTable                          // every watched URI, by ID
+	sessions   map[*mcp.ServerSession]*record[G] // with subscriptions or notifications waiting
+	count      int                               // subscriptions
+	subscribed int                               // sessions holding any
+	hooks      hooks.Queue[hookCall]
+	servers    []*mcp.Server // mounted
+	swept      int           // records whose end the sweep watches
+	stopSweep  chan struct{} // closed by Close; nil before the first sweep
+	listTimer  *time.Timer   // set while a list_changed is pending
+	listFiring sync.WaitGroup
+
+	countMu sync.Mutex // orders Count calls
+}
+
+// A hookCall is a call of OnWatch (watch) or OnUnwatch.
+type hookCall struct {
+	uri   string
+	watch bool
+}
+
+// New returns a Delivery configured by opts. It returns an error naming
+// a negative MaxPerSession or Window.
+func New[G any](opts Options[G]) (*Delivery[G], error) {
+	var errs []error
+	if opts.MaxPerSession < 0 {
+		errs = append(errs, fmt.Errorf("negative MaxPerSession %d (subscribe.NoLimit sets no cap)", opts.MaxPerSession))
+	}
+	if opts.Window < 0 {
+		errs = append(errs, fmt.Errorf("negative Window %v", opts.Window))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if opts.MaxPerSession == 0 {
+		opts.MaxPerSession = subscribe.DefaultMaxPerSession
+	}
+	if opts.Window == 0 {
+		opts.Window = subscribe.DefaultWindow
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	d := &Delivery[G]{opts: opts, sessions: make(map[*mcp.ServerSession]*record[G])}
+	d.windows = window.New(&d.mu, opts.Window, d.deliver, d.watched)
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	return d, nil
+}
+
+// Mount adds s to the servers that changes are delivered to and whose
+// sessions' ends are watched.
+func (d *Delivery[G]) Mount(s *mcp.Server) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !slices.Contains(d.servers, s) {
+		d.servers = append(d.servers, s)
+	}
+}
+
+// mounted returns the mounted servers.
+func (d *Delivery[G]) mounted() []*mcp.Server {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.servers)
+}
+
+// Closed reports whether Close was called.
+func (d *Delivery[G]) Closed() bool { return d.ctx.Err() != nil }
+
+// Close ends delivery: the windows and a pending list_changed are
+// dropped, notifications waiting are dropped and those being sent are
+// cancelled, and every subscription is forgotten (OnUnwatch is called for
+// each URI). It waits for a delivery or announcement under way to return.
+// Subscribe then returns subscribe.ErrClosed. Close is idempotent.
+func (d *Delivery[G]) Close() {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return
+	}
+	d.closed = true
+	d.cancel()
+	if d.listTimer != nil {
+		d.listTimer.Stop()
+		d.listTimer = nil
+	}
+	if d.stopSweep != nil {
+		close(d.stopSweep)
+	}
+	var all []*mcp.ServerSession
+	for s, rec := range d.sessions {
+		if rec.uris.len() > 0 {
+			all = append(all, s)
+		}
+	}
+	d.mu.Unlock()
+	d.listFiring.Wait()
+	d.windows.Close()
+	for _, s := range all {
+		d.Drop(s)
+	}
+}

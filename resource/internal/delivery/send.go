@@ -1,0 +1,119 @@
+package delivery
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcpres/mcpres/internal/protocol"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A queued notification is one go-sdk asked the sending middleware to
+// send to a session, with the rest of the middleware chain, which sends
+// it. Its method and URI say which notifications are one.
+type queued struct {
+	method, uri string
+	req         mcp.Request
+	next        mcp.MethodHandler
+}
+
+// sendTimeout bounds one send, as go-sdk bounds each of its own
+// notifications: a transport that heeds its context gives up then.
+const sendTimeout = 10 * time.Second
+
+// Step 4, queue: Queue takes a notification go-sdk is sending to s
+// (resources/updated of uri, or list_changed with uri ""), to be sent by
+// next from a goroutine of s's own, and reports whether it took it; after
+// Close it takes none, and the caller sends it itself. A notification of
+// the same method and URI already waiting is this one (Options.Coalesced
+// is told): the new request takes its place, so that the newest is sent
+// (a 2026-07-28 notification names its listen).
+//
+// go-sdk sends a notification to its sessions one after another, and a
+// send waits for the session's transport: an in-memory or stdio
+// connection whose reader stopped reading blocks it for good, and a
+// streamable HTTP stream once its socket's buffers are full. Sending from
+// the session's own goroutine, which runs while the session has
+// notifications waiting, keeps one stalled client from holding up the
+// others. What waits for a stalled session is at most one notification of
+// each kind per URI: bounded by its subscriptions.
+func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Request, next mcp.MethodHandler) bool {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return false
+	}
+	rec := d.sessions[s]
+	if rec == nil {
+		rec = &record[G]{}
+		d.sessions[s] = rec
+	}
+	q := queued{method: method, uri: uri, req: req, next: next}
+	replaced := false
+	for i := range rec.queue {
+		if rec.queue[i].method == method && rec.queue[i].uri == uri {
+			rec.queue[i], replaced = q, true
+			break
+		}
+	}
+	if !replaced {
+		rec.queue = append(rec.queue, q)
+	}
+	if !rec.sending {
+		rec.sending = true
+		go d.send(s, rec)
+	}
+	d.mu.Unlock()
+	if replaced && d.opts.Coalesced != nil {
+		d.opts.Coalesced(uri)
+	}
+	return true
+}
+
+// Step 5, still allowed, then send: send sends rec's queue to s in order
+// until none is left, or d is closed (what is left is then dropped). A
+// resources/updated of a subscription recorded with a grant is sent only
+// if Options.Allowed still allows it.
+func (d *Delivery[G]) send(s *mcp.ServerSession, rec *record[G]) {
+	for {
+		d.mu.Lock()
+		if len(rec.queue) == 0 || d.ctx.Err() != nil {
+			rec.queue, rec.sending = nil, false
+			d.release(s, rec)
+			d.mu.Unlock()
+			return
+		}
+		q := rec.queue[0]
+		rec.queue[0] = queued{} // let go of the request
+		rec.queue = rec.queue[1:]
+		grant, hasGrant := d.grant(rec, q)
+		d.mu.Unlock()
+
+		if hasGrant && !d.opts.Allowed(d.ctx, s, q.uri, grant) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(d.ctx, sendTimeout)
+		_, err := q.next(ctx, q.method, q.req)
+		cancel()
+		switch {
+		case err != nil && d.ctx.Err() == nil:
+			d.opts.Logger.Warn("notification not sent", "method", q.method, "uri", q.uri, "session_id", s.ID(), "error", err)
+		case err == nil && d.opts.Sent != nil:
+			d.opts.Sent(q.method, q.uri)
+		}
+	}
+}
+
+// grant returns the grant rec's subscription to q's URI was made with, if
+// q is a resources/updated and there is one. d.mu must be held.
+func (d *Delivery[G]) grant(rec *record[G], q queued) (grant G, ok bool) {
+	if rec.grants == nil || d.opts.Allowed == nil || q.method != protocol.NotificationResourceUpdated {
+		return grant, false
+	}
+	id, known := d.uris.ids[q.uri]
+	if !known {
+		return grant, false
+	}
+	grant, ok = rec.grants[id]
+	return grant, ok
+}

@@ -1,0 +1,386 @@
+package delivery
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcpres/mcpres/subscribe"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A record is everything kept for one session: its subscriptions, the
+// grant each was made with, its send queue, and how its end is watched.
+// It exists while the session holds a subscription or a notification
+// waits for it. Guarded by Delivery.mu.
+type record[G any] struct {
+	uris    idSet        // the IDs of the URIs it watches
+	grants  map[uint32]G // by URI ID; nil if none was given
+	queue   []queued     // notifications waiting, in order
+	sending bool         // a goroutine sends the queue
+	end     endState
+}
+
+// An endState is how a session's end is watched (go-sdk behaviour 7 of
+// resource/gosdk.go: go-sdk signals it only by returning from Wait).
+type endState uint8
+
+const (
+	unwatched endState = iota // it holds no subscription
+	unseen                    // no sweep has seen a mounted server list it yet
+	seen                      // a sweep has: it ended when none lists it
+	waited                    // a goroutine waits for it
+)
+
+// sweepEvery is how often the sweep compares subscribed sessions with
+// those the mounted servers list.
+const sweepEvery = time.Second
+
+// Subscribe records that s watches uri, with grant if hasGrant (asked
+// again before each notification, see Options.Allowed). Subscribing again
+// replaces the grant. It returns subscribe.ErrClosed after Close, and an
+// error wrapping subscribe.ErrLimit if s already watches MaxPerSession
+// URIs; either way nothing changes.
+func (d *Delivery[G]) Subscribe(s *mcp.ServerSession, uri string, grant G, hasGrant bool) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return subscribe.ErrClosed
+	}
+	rec := d.sessions[s]
+	id, known := d.uris.ids[uri]
+	if rec == nil || !known || !rec.uris.has(id) {
+		if n := rec.len(); n >= d.opts.MaxPerSession {
+			d.mu.Unlock()
+			return fmt.Errorf("%w (%d)", subscribe.ErrLimit, d.opts.MaxPerSession)
+		}
+		if rec == nil {
+			rec = &record[G]{}
+			d.sessions[s] = rec
+		}
+		id = d.uris.watch(uri)
+		if d.uris.byID[id].count == 1 && d.opts.OnWatch != nil {
+			d.hooks.Add(hookCall{uri: uri, watch: true})
+		}
+		if rec.uris.len() == 0 {
+			d.subscribed++
+			d.watchEnd(s, rec)
+		}
+		rec.uris.add(id)
+		d.count++
+	}
+	if hasGrant {
+		if rec.grants == nil {
+			rec.grants = make(map[uint32]G)
+		}
+		rec.grants[id] = grant
+	}
+	d.unlockAndCallHooks()
+	d.counted()
+	return nil
+}
+
+// len is how many URIs rec watches; a nil record, none.
+func (rec *record[G]) len() int {
+	if rec == nil {
+		return 0
+	}
+	return rec.uris.len()
+}
+
+// Unsubscribe forgets that s watches uri; it does nothing if s does not.
+func (d *Delivery[G]) Unsubscribe(s *mcp.ServerSession, uri string) {
+	d.mu.Lock()
+	rec := d.sessions[s]
+	id, known := d.uris.ids[uri]
+	if rec == nil || !known || !rec.uris.has(id) {
+		d.mu.Unlock()
+		return
+	}
+	rec.uris.remove(id)
+	delete(rec.grants, id)
+	d.unwatch(id)
+	if rec.uris.len() == 0 {
+		d.unsubscribed(s, rec)
+	}
+	d.unlockAndCallHooks()
+	d.counted()
+}
+
+// Drop forgets every subscription of s: it ended.
+func (d *Delivery[G]) Drop(s *mcp.ServerSession) {
+	d.mu.Lock()
+	rec := d.sessions[s]
+	if rec == nil || rec.uris.len() == 0 {
+		d.mu.Unlock()
+		return
+	}
+	rec.uris.each(d.unwatch)
+	rec.uris, rec.grants = idSet{}, nil
+	d.unsubscribed(s, rec)
+	d.unlockAndCallHooks()
+	d.counted()
+}
+
+// unwatch counts one watcher of the URI id fewer, and queues OnUnwatch if
+// it was the last. d.mu must be held.
+func (d *Delivery[G]) unwatch(id uint32) {
+	d.count--
+	if uri, last := d.uris.unwatch(id); last && d.opts.OnUnwatch != nil {
+		d.hooks.Add(hookCall{uri: uri, watch: false})
+	}
+}
+
+// unsubscribed notes that rec, s's record, holds no more subscriptions,
+// and drops it unless notifications wait. d.mu must be held.
+func (d *Delivery[G]) unsubscribed(s *mcp.ServerSession, rec *record[G]) {
+	d.subscribed--
+	if rec.end == unseen || rec.end == seen {
+		d.swept--
+	}
+	rec.end = unwatched
+	d.release(s, rec)
+}
+
+// release drops rec, s's record, if it holds nothing. d.mu must be held.
+func (d *Delivery[G]) release(s *mcp.ServerSession, rec *record[G]) {
+	if rec.uris.len() == 0 && !rec.sending && d.sessions[s] == rec {
+		delete(d.sessions, s)
+	}
+}
+
+// unlockAndCallHooks releases d.mu and makes the queued OnWatch and
+// OnUnwatch calls in order, with no lock held. d.mu must be held.
+func (d *Delivery[G]) unlockAndCallHooks() {
+	d.hooks.UnlockAndRun(&d.mu, func(h hookCall) {
+		if h.watch {
+			d.opts.OnWatch(h.uri)
+		} else {
+			d.opts.OnUnwatch(h.uri)
+		}
+	})
+}
+
+// counted tells Options.Count the number of subscriptions, read and told
+// under one lock, so that counts arrive in the order they were read.
+func (d *Delivery[G]) counted() {
+	if d.opts.Count == nil {
+		return
+	}
+	d.countMu.Lock()
+	defer d.countMu.Unlock()
+	n, _, _ := d.Stats()
+	d.opts.Count(n)
+}
+
+// Watched reports whether any session watches uri.
+func (d *Delivery[G]) Watched(uri string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.watched(uri)
+}
+
+// watched is Watched with d.mu held.
+func (d *Delivery[G]) watched(uri string) bool {
+	_, ok := d.uris.ids[uri]
+	return ok
+}
+
+// Stats counts the subscriptions, the sessions holding any, and the URIs
+// watched.
+func (d *Delivery[G]) Stats() (subscriptions, sessions, uris int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.count, d.subscribed, len(d.uris.ids)
+}
+
+// watchEnd starts watching for the end of s, whose record rec gained its
+// first subscription: one sweep goroutine watches every such session
+// while there is any. d.mu must be held.
+func (d *Delivery[G]) watchEnd(s *mcp.ServerSession, rec *record[G]) {
+	rec.end = unseen
+	d.swept++
+	if d.swept == 1 {
+		if d.stopSweep == nil {
+			d.stopSweep = make(chan struct{})
+		}
+		go d.sweep(d.stopSweep)
+	}
+}
+
+// sweep, every sweepEvery, drops the subscriptions of the sessions a
+// mounted server listed and lists no more, and hands those no sweep saw
+// listed (one that ended within the interval, or of a server the registry
+// is not mounted on) to a goroutine that waits for them. It returns when
+// no session is left to sweep, or stop is closed.
+func (d *Delivery[G]) sweep(stop chan struct{}) {
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		live := make(map[*mcp.ServerSession]bool)
+		for _, srv := range d.mounted() {
+			for s := range srv.Sessions() {
+				live[s] = true
+			}
+		}
+		var ended []*mcp.ServerSession
+		d.mu.Lock()
+		for s, rec := range d.sessions {
+			switch {
+			case rec.end == unwatched || rec.end == waited:
+			case live[s]:
+				rec.end = seen
+			case rec.end == seen:
+				rec.end = unwatched // Drop, below, forgets it
+				d.swept--
+				ended = append(ended, s)
+			default: // unseen, and not listed: ended already, or not ours to sweep
+				rec.end = waited
+				d.swept--
+				go func() {
+					s.Wait()
+					d.Drop(s)
+				}()
+			}
+		}
+		done := d.swept == 0
+		d.mu.Unlock()
+		for _, s := range ended {
+			d.Drop(s)
+		}
+		if done {
+			// watchEnd starts another sweep for the next session: it sees
+			// swept become 1 under the lock this one released.
+			return
+		}
+	}
+}
+
+// A uriTable gives each watched URI a small ID, so that a session's
+// subscriptions cost an ID each rather than a string, and counts its
+// watchers. A URI no one watches leaves nothing behind; its ID is reused.
+type uriTable struct {
+	ids  map[string]uint32
+	byID []watchedURI
+	free []uint32
+}
+
+// A watchedURI is a uriTable entry.
+type watchedURI struct {
+	uri   string
+	count int // sessions watching it
+}
+
+// watch counts one watcher more of uri and returns its ID.
+func (t *uriTable) watch(uri string) uint32 {
+	if id, ok := t.ids[uri]; ok {
+		t.byID[id].count++
+		return id
+	}
+	if t.ids == nil {
+		t.ids = make(map[string]uint32)
+	}
+	var id uint32
+	if n := len(t.free); n > 0 {
+		id, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		id = uint32(len(t.byID))
+		t.byID = append(t.byID, watchedURI{})
+	}
+	t.byID[id] = watchedURI{uri: uri, count: 1}
+	t.ids[uri] = id
+	return id
+}
+
+// unwatch counts one watcher fewer of the URI id, and returns the URI and
+// whether that was its last.
+func (t *uriTable) unwatch(id uint32) (uri string, last bool) {
+	w := &t.byID[id]
+	if w.count--; w.count > 0 {
+		return w.uri, false
+	}
+	uri = w.uri
+	delete(t.ids, uri)
+	*w = watchedURI{}
+	t.free = append(t.free, id)
+	return uri, true
+}
+
+// bigSet is the size above which an idSet is a map: below it, a sorted
+// slice, a quarter of a map's memory, whose inserts stay cheap.
+const bigSet = 4096
+
+// An idSet is a session's URI IDs: a sorted slice while small, a map
+// when large. The zero value is an empty set.
+type idSet struct {
+	sorted []uint32
+	big    map[uint32]struct{}
+}
+
+func (s *idSet) len() int {
+	if s.big != nil {
+		return len(s.big)
+	}
+	return len(s.sorted)
+}
+
+func (s *idSet) has(id uint32) bool {
+	if s.big != nil {
+		_, ok := s.big[id]
+		return ok
+	}
+	_, ok := slices.BinarySearch(s.sorted, id)
+	return ok
+}
+
+// add adds id, which s must not hold.
+func (s *idSet) add(id uint32) {
+	switch {
+	case s.big != nil:
+		s.big[id] = struct{}{}
+	case len(s.sorted) < bigSet:
+		i, _ := slices.BinarySearch(s.sorted, id)
+		if n := len(s.sorted); n == cap(s.sorted) { // grow by a quarter, not double
+			grown := make([]uint32, n, n+max(4, n/4))
+			copy(grown, s.sorted)
+			s.sorted = grown
+		}
+		s.sorted = slices.Insert(s.sorted, i, id)
+	default:
+		s.big = make(map[uint32]struct{}, bigSet+1)
+		for _, x := range s.sorted {
+			s.big[x] = struct{}{}
+		}
+		s.big[id] = struct{}{}
+		s.sorted = nil
+	}
+}
+
+// remove removes id, which s must hold.
+func (s *idSet) remove(id uint32) {
+	if s.big != nil {
+		delete(s.big, id)
+		return
+	}
+	if i, ok := slices.BinarySearch(s.sorted, id); ok {
+		s.sorted = slices.Delete(s.sorted, i, i+1)
+	}
+}
+
+// each calls f with each ID of s.
+func (s *idSet) each(f func(uint32)) {
+	if s.big != nil {
+		for id := range s.big {
+			f(id)
+		}
+		return
+	}
+	for _, id := range s.sorted {
+		f(id)
+	}
+}
