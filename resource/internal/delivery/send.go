@@ -110,7 +110,7 @@ func (d *Delivery[G]) grant(rec *record[G], q queued) (grant G, ok bool) {
 	if rec.grants == nil || d.opts.Allowed == nil || q.method != protocol.NotificationResourceUpdated {
 		return grant, false
 	}
-	id, known := d.uris.ids[q.uri]
+	id, known := d.uris.id(q.uri)
 	if !known {
 		return grant, false
 	}

@@ -48,7 +48,7 @@ func (d *Delivery[G]) Subscribe(s *mcp.ServerSession, uri string, grant G, hasGr
 		return subscribe.ErrClosed
 	}
 	rec := d.sessions[s]
-	id, known := d.uris.ids[uri]
+	id, known := d.uris.id(uri)
 	if rec == nil || !known || !rec.uris.has(id) {
 		if n := rec.len(); n >= d.opts.MaxPerSession {
 			d.mu.Unlock()
@@ -58,8 +58,8 @@ func (d *Delivery[G]) Subscribe(s *mcp.ServerSession, uri string, grant G, hasGr
 			rec = &record[G]{}
 			d.sessions[s] = rec
 		}
-		id = d.uris.watch(uri)
-		if d.uris.byID[id].count == 1 && d.opts.OnWatch != nil {
+		var first bool
+		if id, first = d.uris.watch(uri); first && d.opts.OnWatch != nil {
 			d.hooks.Add(hookCall{uri: uri, watch: true})
 		}
 		if rec.uris.len() == 0 {
@@ -92,7 +92,7 @@ func (rec *record[G]) len() int {
 func (d *Delivery[G]) Unsubscribe(s *mcp.ServerSession, uri string) {
 	d.mu.Lock()
 	rec := d.sessions[s]
-	id, known := d.uris.ids[uri]
+	id, known := d.uris.id(uri)
 	if rec == nil || !known || !rec.uris.has(id) {
 		d.mu.Unlock()
 		return
@@ -265,48 +265,55 @@ func (d *Delivery[G]) sweep(stop chan struct{}) {
 // subscriptions cost an ID each rather than a string, and counts its
 // watchers. A URI no one watches leaves nothing behind; its ID is reused.
 type uriTable struct {
-	ids  map[string]uint32
-	byID []watchedURI
+	ids  map[string]watchedURI
+	byID []string // by ID; "" for a free one
 	free []uint32
 }
 
-// A watchedURI is a uriTable entry.
+// A watchedURI is a URI's ID and how many sessions watch it: in the map's
+// value, where it costs no more room than the ID alone.
 type watchedURI struct {
-	uri   string
-	count int // sessions watching it
+	id, count uint32
+}
+
+// id returns uri's ID, if anyone watches it.
+func (t *uriTable) id(uri string) (uint32, bool) {
+	w, ok := t.ids[uri]
+	return w.id, ok
 }
 
 // watch counts one watcher more of uri and returns its ID.
-func (t *uriTable) watch(uri string) uint32 {
-	if id, ok := t.ids[uri]; ok {
-		t.byID[id].count++
-		return id
+func (t *uriTable) watch(uri string) (id uint32, first bool) {
+	if w, ok := t.ids[uri]; ok {
+		w.count++
+		t.ids[uri] = w
+		return w.id, false
 	}
 	if t.ids == nil {
-		t.ids = make(map[string]uint32)
+		t.ids = make(map[string]watchedURI)
 	}
-	var id uint32
 	if n := len(t.free); n > 0 {
 		id, t.free = t.free[n-1], t.free[:n-1]
+		t.byID[id] = uri
 	} else {
 		id = uint32(len(t.byID))
-		t.byID = append(t.byID, watchedURI{})
+		t.byID = append(t.byID, uri)
 	}
-	t.byID[id] = watchedURI{uri: uri, count: 1}
-	t.ids[uri] = id
-	return id
+	t.ids[uri] = watchedURI{id: id, count: 1}
+	return id, true
 }
 
 // unwatch counts one watcher fewer of the URI id, and returns the URI and
 // whether that was its last.
 func (t *uriTable) unwatch(id uint32) (uri string, last bool) {
-	w := &t.byID[id]
+	uri = t.byID[id]
+	w := t.ids[uri]
 	if w.count--; w.count > 0 {
-		return w.uri, false
+		t.ids[uri] = w
+		return uri, false
 	}
-	uri = w.uri
 	delete(t.ids, uri)
-	*w = watchedURI{}
+	t.byID[id] = ""
 	t.free = append(t.free, id)
 	return uri, true
 }
