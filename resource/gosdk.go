@@ -60,7 +60,7 @@ import (
 // 12. laterSend: a sending middleware may instead keep such a
 //     notification and call the rest of the chain with it later, from
 //     another goroutine and with a context of its own: the notification
-//     then reaches its session (see fanout).
+//     then reaches its session (see package delivery, step 4).
 // 11. httpEras: over streamable HTTP, a stateful handler refuses requests
 //     whose Mcp-Protocol-Version header names 2026-07-28 or later, and
 //     older clients send no such header before initialize nor after (they

@@ -28,8 +28,10 @@
 //
 // Lists are keyset pages with encrypted cursors (package cursor); every read
 // is checked against its MIME type (package mimetype, see [MIMEPolicy]);
-// subscriptions are recorded, coalesced and cleaned up by package
-// subscribe (see [Registry.Subscribe] and [Registry.Changed]).
+// subscriptions are recorded, coalesced, delivered and cleaned up in one
+// place, the internal package resource/internal/delivery, whose doc lists
+// the steps from a change to a notification (see [Registry.Subscribe] and
+// [Registry.Changed]).
 //
 // Errors follow the MCP specification in one place: an unknown URI is
 // answered with -32602 and data {"uri": …} for clients on protocol
