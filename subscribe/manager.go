@@ -29,12 +29,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpres/mcpres/internal/hooks"
+	"github.com/mcpres/mcpres/internal/smallset"
 	"github.com/mcpres/mcpres/internal/window"
 )
 
@@ -119,11 +119,15 @@ type Manager[S comparable] struct {
 
 	mu        sync.Mutex
 	watchers  map[string]int // by URI, how many sessions watch it; none: absent
-	bySession map[S]uriSet   // the URIs each session watches
+	bySession map[S]uriSet   // the URIs each session watches, stored back after each change
 	count     int            // subscriptions
 	closed    bool
 	hooks     hooks.Queue[hookCall] // OnWatch and OnUnwatch calls to make, in order
 }
+
+// A uriSet is the URIs one session watches (most watch few: a sorted
+// slice while small).
+type uriSet = smallset.Set[string]
 
 // A hookCall is a call of OnWatch (watch) or OnUnwatch.
 type hookCall struct {
@@ -183,17 +187,16 @@ func (m *Manager[S]) Subscribe(s S, uri string) error {
 		return errEmptyURI
 	}
 	uris := m.bySession[s]
-	if uris.has(uri) {
+	if uris.Has(uri) {
 		m.mu.Unlock()
 		return nil
 	}
-	if max := m.opts.MaxPerSession; uris.len() >= max {
+	if max := m.opts.MaxPerSession; uris.Len() >= max {
 		m.mu.Unlock()
 		return fmt.Errorf("%w (%d)", ErrLimit, max)
 	}
-	if uris.add(uri) {
-		m.bySession[s] = uris
-	}
+	uris.Add(uri)
+	m.bySession[s] = uris
 	m.watchers[uri]++
 	m.count++
 	if m.watchers[uri] == 1 && m.opts.OnWatch != nil {
@@ -208,12 +211,11 @@ func (m *Manager[S]) Subscribe(s S, uri string) error {
 func (m *Manager[S]) Unsubscribe(s S, uri string) {
 	m.mu.Lock()
 	uris, ok := m.bySession[s]
-	if ok && uris.has(uri) {
-		uris.remove(uri)
-		switch {
-		case uris.len() == 0:
+	if ok && uris.Has(uri) {
+		uris.Remove(uri)
+		if uris.Len() == 0 {
 			delete(m.bySession, s)
-		case uris.big == nil:
+		} else {
 			m.bySession[s] = uris
 		}
 		m.unwatch(uri)
@@ -228,7 +230,7 @@ func (m *Manager[S]) Drop(s S) {
 	m.mu.Lock()
 	if uris, ok := m.bySession[s]; ok {
 		delete(m.bySession, s)
-		uris.each(func(uri string) { m.unwatch(uri) })
+		uris.Each(m.unwatch)
 	}
 	m.unlockAndCallHooks()
 }
@@ -354,90 +356,5 @@ func (m *Manager[S]) Close() {
 	m.mu.Unlock()
 	if m.windows != nil {
 		m.windows.Close()
-	}
-}
-
-// sortedMax is the size up to which a uriSet is a sorted slice, which
-// costs a third of the memory of a map: most sessions watch a few URIs,
-// and a session watches at most Options.MaxPerSession (1,000 by default),
-// so only a session allowed more than sortedMax makes a map.
-const sortedMax = 4096
-
-// A uriSet is the URIs one session watches: a sorted slice while it is
-// small, a map when it grows. The zero value is an empty set. Sets are held
-// by value in the Manager's map, so a set whose slice changed is stored
-// back (one whose map changed need not be).
-type uriSet struct {
-	sorted []string
-	big    map[string]struct{}
-}
-
-func (s *uriSet) len() int {
-	if s.big != nil {
-		return len(s.big)
-	}
-	return len(s.sorted)
-}
-
-func (s *uriSet) has(uri string) bool {
-	if s.big != nil {
-		_, ok := s.big[uri]
-		return ok
-	}
-	_, ok := slices.BinarySearch(s.sorted, uri)
-	return ok
-}
-
-// add adds uri, which s must not hold, and reports whether s itself
-// changed (and must be stored back), rather than only its map.
-func (s *uriSet) add(uri string) (changed bool) {
-	switch {
-	case s.big != nil:
-		s.big[uri] = struct{}{}
-		return false
-	case len(s.sorted) < sortedMax:
-		i, _ := slices.BinarySearch(s.sorted, uri)
-		if n := len(s.sorted); n == cap(s.sorted) { // a large one grows by a quarter, not double
-			more := max(1, n)
-			if n >= 16 {
-				more = n / 4
-			}
-			grown := make([]string, n, n+more)
-			copy(grown, s.sorted)
-			s.sorted = grown
-		}
-		s.sorted = slices.Insert(s.sorted, i, uri)
-	default:
-		s.big = make(map[string]struct{}, sortedMax+1)
-		for _, x := range s.sorted {
-			s.big[x] = struct{}{}
-		}
-		s.big[uri] = struct{}{}
-		s.sorted = nil
-	}
-	return true
-}
-
-// remove removes uri, which s must hold.
-func (s *uriSet) remove(uri string) {
-	if s.big != nil {
-		delete(s.big, uri)
-		return
-	}
-	if i, ok := slices.BinarySearch(s.sorted, uri); ok {
-		s.sorted = slices.Delete(s.sorted, i, i+1) // clears the freed element
-	}
-}
-
-// each calls f with each URI of s: in order, while s is a slice.
-func (s *uriSet) each(f func(string)) {
-	if s.big != nil {
-		for uri := range s.big {
-			f(uri)
-		}
-		return
-	}
-	for _, uri := range s.sorted {
-		f(uri)
 	}
 }

@@ -188,7 +188,7 @@ func (d *Delivery[G]) Close() {
 	}
 	var all []*mcp.ServerSession
 	for s, rec := range d.sessions {
-		if rec.uris.len() > 0 {
+		if rec.uris.Len() > 0 {
 			all = append(all, s)
 		}
 	}

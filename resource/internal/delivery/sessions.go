@@ -2,9 +2,9 @@ package delivery
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
+	"github.com/mcpres/mcpres/internal/smallset"
 	"github.com/mcpres/mcpres/subscribe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -14,10 +14,10 @@ import (
 // It exists while the session holds a subscription or a notification
 // waits for it. Guarded by Delivery.mu.
 type record[G any] struct {
-	uris    idSet        // the IDs of the URIs it watches
-	grants  map[uint32]G // by URI ID; nil if none was given
-	queue   []queued     // notifications waiting, in order
-	sending bool         // a goroutine sends the queue
+	uris    smallset.Set[uint32] // the IDs of the URIs it watches
+	grants  map[uint32]G         // by URI ID; nil if none was given
+	queue   []queued             // notifications waiting, in order
+	sending bool                 // a goroutine sends the queue
 	end     endState
 }
 
@@ -49,7 +49,7 @@ func (d *Delivery[G]) Subscribe(s *mcp.ServerSession, uri string, grant G, hasGr
 	}
 	rec := d.sessions[s]
 	id, known := d.uris.id(uri)
-	if rec == nil || !known || !rec.uris.has(id) {
+	if rec == nil || !known || !rec.uris.Has(id) {
 		if n := rec.len(); n >= d.opts.MaxPerSession {
 			d.mu.Unlock()
 			return fmt.Errorf("%w (%d)", subscribe.ErrLimit, d.opts.MaxPerSession)
@@ -62,11 +62,11 @@ func (d *Delivery[G]) Subscribe(s *mcp.ServerSession, uri string, grant G, hasGr
 		if id, first = d.uris.watch(uri); first && d.opts.OnWatch != nil {
 			d.hooks.Add(hookCall{uri: uri, watch: true})
 		}
-		if rec.uris.len() == 0 {
+		if rec.uris.Len() == 0 {
 			d.subscribed++
 			d.watchEnd(s, rec)
 		}
-		rec.uris.add(id)
+		rec.uris.Add(id)
 		d.count++
 	}
 	if hasGrant {
@@ -85,7 +85,7 @@ func (rec *record[G]) len() int {
 	if rec == nil {
 		return 0
 	}
-	return rec.uris.len()
+	return rec.uris.Len()
 }
 
 // Unsubscribe forgets that s watches uri; it does nothing if s does not.
@@ -93,14 +93,14 @@ func (d *Delivery[G]) Unsubscribe(s *mcp.ServerSession, uri string) {
 	d.mu.Lock()
 	rec := d.sessions[s]
 	id, known := d.uris.id(uri)
-	if rec == nil || !known || !rec.uris.has(id) {
+	if rec == nil || !known || !rec.uris.Has(id) {
 		d.mu.Unlock()
 		return
 	}
-	rec.uris.remove(id)
+	rec.uris.Remove(id)
 	delete(rec.grants, id)
 	d.unwatch(id)
-	if rec.uris.len() == 0 {
+	if rec.uris.Len() == 0 {
 		d.unsubscribed(s, rec)
 	}
 	d.unlockAndCallHooks()
@@ -111,12 +111,12 @@ func (d *Delivery[G]) Unsubscribe(s *mcp.ServerSession, uri string) {
 func (d *Delivery[G]) Drop(s *mcp.ServerSession) {
 	d.mu.Lock()
 	rec := d.sessions[s]
-	if rec == nil || rec.uris.len() == 0 {
+	if rec == nil || rec.uris.Len() == 0 {
 		d.mu.Unlock()
 		return
 	}
-	rec.uris.each(d.unwatch)
-	rec.uris, rec.grants = idSet{}, nil
+	rec.uris.Each(d.unwatch)
+	rec.uris, rec.grants = smallset.Set[uint32]{}, nil
 	d.unsubscribed(s, rec)
 	d.unlockAndCallHooks()
 	d.counted()
@@ -144,7 +144,7 @@ func (d *Delivery[G]) unsubscribed(s *mcp.ServerSession, rec *record[G]) {
 
 // release drops rec, s's record, if it holds nothing. d.mu must be held.
 func (d *Delivery[G]) release(s *mcp.ServerSession, rec *record[G]) {
-	if rec.uris.len() == 0 && !rec.sending && d.sessions[s] == rec {
+	if rec.uris.Len() == 0 && !rec.sending && d.sessions[s] == rec {
 		delete(d.sessions, s)
 	}
 }
@@ -316,78 +316,4 @@ func (t *uriTable) unwatch(id uint32) (uri string, last bool) {
 	t.byID[id] = ""
 	t.free = append(t.free, id)
 	return uri, true
-}
-
-// bigSet is the size above which an idSet is a map: below it, a sorted
-// slice, a quarter of a map's memory, whose inserts stay cheap.
-const bigSet = 4096
-
-// An idSet is a session's URI IDs: a sorted slice while small, a map
-// when large. The zero value is an empty set.
-type idSet struct {
-	sorted []uint32
-	big    map[uint32]struct{}
-}
-
-func (s *idSet) len() int {
-	if s.big != nil {
-		return len(s.big)
-	}
-	return len(s.sorted)
-}
-
-func (s *idSet) has(id uint32) bool {
-	if s.big != nil {
-		_, ok := s.big[id]
-		return ok
-	}
-	_, ok := slices.BinarySearch(s.sorted, id)
-	return ok
-}
-
-// add adds id, which s must not hold.
-func (s *idSet) add(id uint32) {
-	switch {
-	case s.big != nil:
-		s.big[id] = struct{}{}
-	case len(s.sorted) < bigSet:
-		i, _ := slices.BinarySearch(s.sorted, id)
-		if n := len(s.sorted); n == cap(s.sorted) { // grow by a quarter, not double
-			grown := make([]uint32, n, n+max(4, n/4))
-			copy(grown, s.sorted)
-			s.sorted = grown
-		}
-		s.sorted = slices.Insert(s.sorted, i, id)
-	default:
-		s.big = make(map[uint32]struct{}, bigSet+1)
-		for _, x := range s.sorted {
-			s.big[x] = struct{}{}
-		}
-		s.big[id] = struct{}{}
-		s.sorted = nil
-	}
-}
-
-// remove removes id, which s must hold.
-func (s *idSet) remove(id uint32) {
-	if s.big != nil {
-		delete(s.big, id)
-		return
-	}
-	if i, ok := slices.BinarySearch(s.sorted, id); ok {
-		s.sorted = slices.Delete(s.sorted, i, i+1)
-	}
-}
-
-// each calls f with each ID of s.
-func (s *idSet) each(f func(uint32)) {
-	if s.big != nil {
-		for id := range s.big {
-			f(id)
-		}
-		return
-	}
-	for _, id := range s.sorted {
-		f(id)
-	}
 }
