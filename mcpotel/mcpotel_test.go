@@ -34,6 +34,23 @@ type telemetry struct {
 	metrics *sdkmetric.ManualReader
 	tp      *sdktrace.TracerProvider
 	obs     *mcpotel.Observer
+	// notified, if not nil, hears of each notifications/resources/updated
+	// mcpotel has counted as sent, by its URI (see newRegistry).
+	notified chan string
+}
+
+// told is an mcpotel Observer that then tells notified of each
+// notifications/resources/updated sent.
+type told struct {
+	*mcpotel.Observer
+	notified chan<- string
+}
+
+func (o told) Event(e resource.Event) {
+	o.Observer.Event(e)
+	if e.Kind == resource.EventNotified && e.Method == "notifications/resources/updated" {
+		o.notified <- e.URI
+	}
 }
 
 func newTelemetry(t testing.TB) *telemetry {
@@ -110,11 +127,15 @@ func num(s sdktrace.ReadOnlySpan, key attribute.Key) int64 {
 	return v.AsInt64()
 }
 
-// newRegistry is a registry observed by tel: three static resources, a
+// newRegistry is a registry observed by tel (and, if tel.notified is not
+// nil, telling it of each notification sent): three static resources, a
 // template of users whose user 13 the Authorizer hides, a completer.
 func newRegistry(t testing.TB, tel *telemetry, opts resource.Options) *resource.Registry {
 	t.Helper()
 	opts.Observer = tel.obs
+	if tel.notified != nil {
+		opts.Observer = told{tel.obs, tel.notified}
+	}
 	opts.PageSize = 2
 	opts.Identity = func(context.Context, mcp.Request) string { return "alice" }
 	opts.Authorize = func(_ context.Context, a resource.Access) error {
@@ -136,6 +157,87 @@ func newRegistry(t testing.TB, tel *telemetry, opts resource.Options) *resource.
 			return []string{"12", "13", "42"}, nil
 		})))
 	return r
+}
+
+// A client is a go-sdk client's session that knows when the server has
+// acknowledged its subscriptions.
+type client struct {
+	*mcp.ClientSession
+	acked chan struct{} // one for each notifications/subscriptions/acknowledged
+}
+
+// connect connects a go-sdk client with opts at version to server: in
+// memory if url is "", else over streamable HTTP to url, where server is
+// served. The session is closed when t ends (and, in memory, the server's
+// session waited for).
+func connect(t *testing.T, server *mcp.Server, url, version string, opts *mcp.ClientOptions) *client {
+	t.Helper()
+	c := &client{acked: make(chan struct{}, 10)}
+	sdk := mcp.NewClient(&mcp.Implementation{Name: "mcpotel-test", Version: "v0"}, opts)
+	sdk.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/subscriptions/acknowledged" {
+				c.acked <- struct{}{}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	copts := &mcp.ClientSessionOptions{ProtocolVersion: version}
+	var err error
+	if url != "" {
+		c.ClientSession, err = sdk.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: mcptest.HTTPClient(t, "")}, copts)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		require.Equal(t, version, c.InitializeResult().ProtocolVersion, "the version the server chose")
+		return c
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(t.Context(), st, nil)
+	require.NoError(t, err)
+	c.ClientSession, err = sdk.Connect(t.Context(), ct, copts)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		c.Close()
+		ss.Wait()
+	})
+	require.Equal(t, version, c.InitializeResult().ProtocolVersion, "the version the server chose")
+	return c
+}
+
+// subscribe subscribes to uri, and returns once the server has
+// acknowledged it: go-sdk then holds the subscription, and a change
+// reported from then on reaches the client. Before 2026-07-28 that is
+// when Subscribe returns (go-sdk answers resources/subscribe once it has
+// recorded the subscription). A 2026-07-28 Subscribe returns once its
+// subscriptions/listen is sent: in memory, before the server has even
+// read it (over streamable HTTP, once the listen's response begins, which
+// go-sdk sends with the acknowledgment). go-sdk acknowledges a listen,
+// with notifications/subscriptions/acknowledged, once it has recorded its
+// subscriptions, after the registry's SubscribeHandler has returned. The
+// registry counts a subscription (SubscriptionStats, the Observer,
+// OnWatch) inside that handler, so a change reported as soon as it is
+// counted can reach go-sdk's Server.ResourceUpdated before go-sdk records
+// the subscription, and no one is notified.
+func (c *client) subscribe(t *testing.T, uri string) {
+	t.Helper()
+	require.NoError(t, c.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}))
+	if c.InitializeResult().ProtocolVersion >= "2026-07-28" {
+		receive(t, c.acked, "notifications/subscriptions/acknowledged")
+	}
+}
+
+// receive returns the next value of ch. It fails t if none comes within
+// mcptest.WaitTimeout, which only a broken server would take: it is a
+// bound on a wait for an event, not a time anything is expected to take.
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(mcptest.WaitTimeout):
+		t.Fatalf("no %s within %v", what, mcptest.WaitTimeout)
+		panic("unreachable")
+	}
 }
 
 // A client's trace context, as SEP-414 has it in params._meta.
@@ -163,6 +265,7 @@ func TestSpansAndMetricsOverTheProtocol(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tel := newTelemetry(t)
+			tel.notified = make(chan string, 10)
 			r := newRegistry(t, tel, resource.Options{})
 			server, err := r.NewServer(&mcp.Implementation{Name: "otel"}, nil)
 			require.NoError(t, err)
@@ -170,14 +273,13 @@ func TestSpansAndMetricsOverTheProtocol(t *testing.T) {
 			copts := &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 				updated <- req.Params.URI
 			}}
-			var cs *mcp.ClientSession
+			url := ""
 			if tc.http {
 				srv := httptest.NewServer(resource.NewHTTPHandler(server, nil))
 				t.Cleanup(srv.Close)
-				cs = mcptest.ConnectHTTP(t, srv.URL, "", tc.version, copts)
-			} else {
-				cs = mcptest.Connect(t, server, tc.version, copts)
+				url = srv.URL
 			}
+			cs := connect(t, server, url, tc.version, copts)
 			ctx := t.Context()
 			wantVersion := tc.version
 
@@ -258,16 +360,13 @@ func TestSpansAndMetricsOverTheProtocol(t *testing.T) {
 			assert.EqualValues(t, 3, num(completes[0], mcpotel.AttrEntries))
 			assert.Equal(t, "db://users/{id}", str(completes[0], mcpotel.AttrTemplate))
 
-			// A subscription, and a change that reaches it.
-			require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "db://users/42"}))
-			require.Eventually(t, func() bool { n, _, _ := r.SubscriptionStats(); return n == 1 }, 10*time.Second, time.Millisecond)
+			// A subscription, and a change that reaches it: once the
+			// server has acknowledged the subscription, go-sdk holds it.
+			cs.subscribe(t, "db://users/42")
+			n, _, _ := r.SubscriptionStats()
+			require.Equal(t, 1, n)
 			require.NoError(t, r.Changed("db://users/42"))
-			select {
-			case u := <-updated:
-				assert.Equal(t, "db://users/42", u)
-			case <-time.After(10 * time.Second):
-				t.Fatal("no notification")
-			}
+			assert.Equal(t, "db://users/42", receive(t, updated, "notifications/resources/updated"))
 			subs := tel.ended("resources/subscribe")
 			require.Len(t, subs, 1)
 			assert.Equal(t, "db://users/{id}", str(subs[0], mcpotel.AttrTemplate))
@@ -320,11 +419,10 @@ func TestSpansAndMetricsOverTheProtocol(t *testing.T) {
 			assert.EqualValues(t, 2, reads2, "successful reads")
 			assert.EqualValues(t, len("text of docs://a")+len(`{"id":"42"}`), bytes)
 			// The client may have the notification before the server's
-			// send returns and is counted.
-			require.Eventually(t, func() bool {
-				return sum(t, tel.collect(t), "mcpres.notifications.sent",
-					attribute.String("mcp.method.name", "notifications/resources/updated")) == 1
-			}, 10*time.Second, time.Millisecond)
+			// send returns and is counted: wait until it is.
+			assert.Equal(t, "db://users/42", receive(t, tel.notified, "the Observer's EventNotified"))
+			assert.EqualValues(t, 1, sum(t, tel.collect(t), "mcpres.notifications.sent",
+				attribute.String("mcp.method.name", "notifications/resources/updated")))
 			gauge := ms["mcpres.subscriptions.open"].Data.(metricdata.Gauge[int64])
 			require.Len(t, gauge.DataPoints, 1)
 			assert.EqualValues(t, 1, gauge.DataPoints[0].Value)
