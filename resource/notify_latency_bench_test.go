@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,6 +110,9 @@ func (n *notifyBench) latency(b *testing.B, change func()) {
 // windows.
 func (n *notifyBench) quiet() {
 	for last := n.total.Load(); ; {
+		// On the real clock, which the benchmark times: a change is lone
+		// only once the window the last one opened has ended, and only
+		// a quiet spell says no late or duplicate notification is coming.
 		time.Sleep(2 * subscribe.DefaultWindow)
 		now := n.total.Load()
 		if now == last {
@@ -121,9 +123,10 @@ func (n *notifyBench) quiet() {
 }
 
 // stallOne connects one more client, of version, through a
-// stallingTransport, subscribes it to notifyURI, and once it is known to
-// be subscribed (it has received a notification), stalls it; b.Cleanup
-// releases and closes it. The notifications it receives are not counted.
+// stallingTransport, subscribes it to notifyURI, and once it has received
+// a notification (which the other clients receive too), stalls it;
+// b.Cleanup releases and closes it. The notifications it receives are not
+// counted.
 func (n *notifyBench) stallOne(b *testing.B, version string) {
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
@@ -132,9 +135,14 @@ func (n *notifyBench) stallOne(b *testing.B, version string) {
 		b.Fatal(err)
 	}
 	stalling := newStallingTransport(ct)
-	var got atomic.Int64
-	client := mcp.NewClient(&mcp.Implementation{Name: "stalled"}, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) { got.Add(1) },
+	got := make(chan struct{}, 1)
+	client, acked := ackedClient(&mcp.ClientOptions{
+		ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) {
+			select {
+			case got <- struct{}{}:
+			default:
+			}
+		},
 	})
 	cs, err := client.Connect(ctx, stalling, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
@@ -145,19 +153,18 @@ func (n *notifyBench) stallOne(b *testing.B, version string) {
 		cs.Close()
 		ss.Wait()
 	})
-	params := &mcp.SubscribeParams{URI: notifyURI}
-	if version < "2026-07-28" {
-		if err := cs.Subscribe(ctx, params); err != nil {
-			b.Fatal(err)
-		}
-	} else {
-		go cs.Subscribe(ctx, params) // a listen: until the session ends
+	if err := subscribeAcked(ctx, cs, acked, notifyURI); err != nil {
+		b.Fatal(err)
 	}
-	for got.Load() == 0 {
-		if err := n.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}); err != nil {
-			b.Fatal(err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	// One notification, which the others receive too: quiet waits for
+	// them before the first change.
+	if err := n.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}); err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case <-got:
+	case <-time.After(time.Minute):
+		b.Fatal("the session to stall not notified after a minute")
 	}
 	stalling.stall()
 }

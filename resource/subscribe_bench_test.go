@@ -112,12 +112,11 @@ func newNotifyBench(b *testing.B, sessions int, version string, sopts *mcp.Serve
 	mount(n.server)
 
 	var (
-		mu        sync.Mutex
-		clients   []*mcp.ClientSession
-		servers   []*mcp.ServerSession
-		listening sync.WaitGroup // 2026-07-28 subscriptions: a listen lasts as long as the session
-		setup     sync.WaitGroup
-		failed    atomic.Value
+		mu      sync.Mutex
+		clients []*mcp.ClientSession
+		servers []*mcp.ServerSession
+		setup   sync.WaitGroup
+		failed  atomic.Value
 	)
 	b.Cleanup(func() {
 		for _, cs := range clients {
@@ -126,13 +125,12 @@ func newNotifyBench(b *testing.B, sessions int, version string, sopts *mcp.Serve
 		for _, ss := range servers {
 			ss.Wait()
 		}
-		listening.Wait()
 	})
 	const workers = 8
 	for w := range workers {
 		setup.Go(func() {
 			for i := w; i < sessions; i += workers {
-				client := mcp.NewClient(&mcp.Implementation{Name: "bench"}, &mcp.ClientOptions{
+				client, acked := ackedClient(&mcp.ClientOptions{
 					ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) {
 						n.received[i].Add(1)
 						if n.total.Add(1) == n.target.Load() {
@@ -161,15 +159,10 @@ func newNotifyBench(b *testing.B, sessions int, version string, sopts *mcp.Serve
 					failed.Store(fmt.Errorf("negotiated %s, want %s", got, version))
 					return
 				}
-				params := &mcp.SubscribeParams{URI: notifyURI}
-				if version < "2026-07-28" {
-					if err := cs.Subscribe(ctx, params); err != nil {
-						failed.Store(err)
-						return
-					}
-					continue
+				if err := subscribeAcked(ctx, cs, acked, notifyURI); err != nil {
+					failed.Store(err)
+					return
 				}
-				listening.Go(func() { _ = cs.Subscribe(ctx, params) }) // until the session ends
 			}
 		})
 	}
@@ -177,35 +170,62 @@ func newNotifyBench(b *testing.B, sessions int, version string, sopts *mcp.Serve
 	if err := failed.Load(); err != nil {
 		b.Fatal(err)
 	}
-	n.waitSubscribed(b)
+	n.checkSubscribed(b)
 	return n
 }
 
-// waitSubscribed returns once every client is known to be in the server's
-// subscription map: it has received a notification. (A 2026-07-28
-// subscription is recorded some time after its listen was sent.)
-func (n *notifyBench) waitSubscribed(b *testing.B) {
-	ctx := context.Background()
-	params := &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if err := n.server.ResourceUpdated(ctx, params); err != nil {
-			b.Fatal(err)
+// ackedClient returns a client with opts, and a channel that hears of each
+// notifications/subscriptions/acknowledged it receives.
+func ackedClient(opts *mcp.ClientOptions) (*mcp.Client, <-chan struct{}) {
+	acked := make(chan struct{}, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench"}, opts)
+	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/subscriptions/acknowledged" {
+				acked <- struct{}{}
+			}
+			return next(ctx, method, req)
 		}
-		for range 100 {
-			missing := 0
-			for i := range n.received {
-				if n.received[i].Load() == 0 {
-					missing++
-				}
-			}
-			if missing == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				b.Fatalf("%d of %d sessions not subscribed", missing, len(n.received))
-			}
-			time.Sleep(time.Millisecond)
+	})
+	return client, acked
+}
+
+// subscribeAcked subscribes cs, a session of a client from ackedClient,
+// to uri, and returns once the server holds the subscription: before
+// 2026-07-28 when Subscribe returns; at 2026-07-28, whose Subscribe
+// returns once its subscriptions/listen is sent, when the listen's
+// acknowledgment arrives (go-sdk sends it once it has recorded the
+// subscription). A minute without it is an error.
+func subscribeAcked(ctx context.Context, cs *mcp.ClientSession, acked <-chan struct{}, uri string) error {
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		return err
+	}
+	if cs.InitializeResult().ProtocolVersion < "2026-07-28" {
+		return nil
+	}
+	select {
+	case <-acked:
+		return nil
+	case <-time.After(time.Minute):
+		return fmt.Errorf("subscriptions/listen to %s not acknowledged after a minute", uri)
+	}
+}
+
+// checkSubscribed sends one notification through the server's
+// ResourceUpdated, and returns once every client has received it.
+func (n *notifyBench) checkSubscribed(b *testing.B) {
+	n.target.Store(n.total.Load() + int64(len(n.received)))
+	if err := n.server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}); err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case <-n.reached:
+	case <-time.After(time.Minute):
+		b.Fatalf("%d of %d sessions notified after a minute", n.total.Load(), len(n.received))
+	}
+	for i := range n.received {
+		if got := n.received[i].Load(); got != 1 {
+			b.Fatalf("session %d received %d notifications, want 1", i, got)
 		}
 	}
 }
