@@ -414,7 +414,10 @@ func TestRestartMidBurst(t *testing.T) {
 			default:
 			}
 			if publish()%10 == 9 {
-				time.Sleep(time.Millisecond) // a steady pace, not one batch
+				// A steady pace, not one batch, on the real clock:
+				// NATS runs over real TCP, on which a synctest
+				// bubble's goroutines never durably block.
+				time.Sleep(time.Millisecond)
 			}
 		}
 	}()
@@ -437,7 +440,7 @@ func TestRestartMidBurst(t *testing.T) {
 	for i := range 500 {
 		publish()
 		if i%10 == 9 {
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // the same pace, on the real clock
 		}
 	}
 	last := int(seq.Load()) - 1
