@@ -1,0 +1,134 @@
+package serve
+
+// This file holds the Options of the HTTP server, their defaults, and the
+// check that refuses what is not meant.
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// The defaults of Options, for a server reachable by clients it does not
+// trust. There is no WriteTimeout: streamable HTTP answers with event
+// streams that stay open as long as the client listens (a 2026-07-28
+// subscriptions/listen request, or an older session's GET stream), and a
+// write deadline would cut them off.
+const (
+	// DefaultPath is the path of the MCP endpoint, the conventional one.
+	DefaultPath = "/mcp"
+	// DefaultReadHeaderTimeout bounds how long a client may take to send
+	// a request's headers. A client that trickles them to hold a
+	// connection open (slowloris) is disconnected.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds reading a whole request, headers and body.
+	// net/http lifts the read deadline once the body has been read, so it
+	// does not end a response that streams for longer.
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout closes a keep-alive connection that waits this
+	// long for its next request.
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultMaxHeaderBytes caps the size of a request's headers; larger
+	// ones get 431. net/http's own default is 1 MiB. Bearer tokens fit
+	// with room to spare. (go-sdk caps request bodies at 4 MiB.)
+	DefaultMaxHeaderBytes = 64 << 10
+	// DefaultSessionTimeout closes the session of a client before
+	// protocol 2026-07-28, and ends its subscriptions, once the client
+	// has sent no request for this long. Clients that went away without
+	// a word are not remembered for ever. An open GET stream does not
+	// count as activity: a client that only listens must ping more often
+	// (go-sdk's ClientOptions.KeepAlive) to keep its session.
+	DefaultSessionTimeout = 30 * time.Minute
+	// DefaultShutdownTimeout is how long handlers get to return once the
+	// server stops. Their requests' contexts are cancelled first, so a
+	// handler that watches its context returns at once.
+	DefaultShutdownTimeout = 2 * time.Second
+)
+
+// Options configures the HTTP server. A nil *Options, like the zero
+// value, means every default. Zero fields mean the default their comment
+// names; negative ones are refused, not guessed at. No limit can be
+// turned off here: to do so, change the field of the http.Server that
+// NewServer returns.
+type Options struct {
+	// Path is the URL path of the MCP endpoint: it begins with '/', and
+	// holds no '?' or '#'. Requests to any other path get 404. "" means
+	// DefaultPath.
+	Path string
+	// ReadHeaderTimeout is http.Server's: how long a client may take to
+	// send a request's headers. Zero means DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout is http.Server's: how long a client may take to send a
+	// whole request. Zero means DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// IdleTimeout is http.Server's: how long a keep-alive connection
+	// waits for its next request. Zero means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes is http.Server's: the most bytes of request headers
+	// read. Zero means DefaultMaxHeaderBytes.
+	MaxHeaderBytes int
+	// SessionTimeout closes the session of a client before protocol
+	// 2026-07-28 that has sent no request for this long; 2026-07-28
+	// clients have no session. Zero means DefaultSessionTimeout.
+	SessionTimeout time.Duration
+	// ShutdownTimeout is how long Serve waits, once its context ends, for
+	// handlers to return before it closes the connections left. Zero
+	// means DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// Logger receives the URL Serve serves, at Info, and net/http's own
+	// errors (http.Server.ErrorLog), at Error. Nil means slog.Default().
+	Logger *slog.Logger
+	// Wrap, if not nil, wraps the endpoint's handler: authentication, or
+	// resource.WithClientAddress, say. Requests to other paths never
+	// reach it. Nil means none.
+	Wrap func(http.Handler) http.Handler
+}
+
+// withDefaults returns o checked, with every zero field set to its
+// default. Its error names each wrong field and says why.
+func (o *Options) withDefaults() (Options, error) {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	var errs []error
+	bad := func(field string, err error) {
+		errs = append(errs, fmt.Errorf("serve: Options.%s: %w", field, err))
+	}
+	if c.Path != "" && (!strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, "?#")) {
+		bad("Path", fmt.Errorf("%q is not a URL path: want one such as %q", c.Path, DefaultPath))
+	}
+	for _, d := range []struct {
+		field string
+		value time.Duration
+	}{
+		{"ReadHeaderTimeout", c.ReadHeaderTimeout},
+		{"ReadTimeout", c.ReadTimeout},
+		{"IdleTimeout", c.IdleTimeout},
+		{"SessionTimeout", c.SessionTimeout},
+		{"ShutdownTimeout", c.ShutdownTimeout},
+	} {
+		if d.value < 0 {
+			bad(d.field, fmt.Errorf("negative duration %v", d.value))
+		}
+	}
+	if c.MaxHeaderBytes < 0 {
+		bad("MaxHeaderBytes", fmt.Errorf("negative size %d", c.MaxHeaderBytes))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Options{}, err
+	}
+	c.Path = cmp.Or(c.Path, DefaultPath)
+	c.ReadHeaderTimeout = cmp.Or(c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	c.ReadTimeout = cmp.Or(c.ReadTimeout, DefaultReadTimeout)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
+	c.MaxHeaderBytes = cmp.Or(c.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	c.SessionTimeout = cmp.Or(c.SessionTimeout, DefaultSessionTimeout)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	return c, nil
+}
