@@ -27,26 +27,15 @@
 //	go run ./examples/conformance
 //	go run ./examples/conformance -http 127.0.0.1:8080
 //
-// Over HTTP, [resource.NewHTTPHandler] serves clients of every protocol
+// Over HTTP, [serve.ListenAndServe] serves clients of every protocol
 // version on /mcp (other paths are 404): a 2025-06-18 or 2025-11-25 client
 // gets a session, and its notifications on the session's GET stream; a
 // 2026-07-28 client, which the suite speaks as one POST per request, needs
 // no session, and gets its notifications on its subscriptions/listen
-// stream. With port 0 the system picks a free port; the log line "serving
-// MCP over streamable HTTP" gives the URL. Logs go to stderr.
-//
-// The HTTP server has the limits the other examples' servers have (see
-// their READMEs, "Serving over HTTP"): a request's headers must arrive
-// within 10 s (ReadHeaderTimeout: a slowloris client is disconnected) and
-// the whole request within 30 s (ReadTimeout, lifted once the body is
-// read); an idle keep-alive connection is closed after 2 minutes
-// (IdleTimeout); headers are capped at 64 KiB; a session whose client
-// sends no request for 30 minutes is closed with its subscriptions
-// (SessionTimeout; an open GET stream does not count); and a 2026-07-28
-// request whose client cancels it or hangs up cancels the read function's
-// context (PropagateRequestCancellation). There is no WriteTimeout: an
-// event stream (subscriptions/listen, or a session's GET stream) stays
-// open for as long as the client keeps it.
+// stream. The server has the limits package serve sets for every mcpres
+// server (see [serve.Options]). With port 0 the system picks a free port;
+// the log line "serving MCP over streamable HTTP" gives the URL (package
+// serve writes it). Logs go to stderr.
 //
 // Its lists fit in one page (three resources, one template), so it issues
 // no list cursors, and needs no cursor keys.
@@ -64,8 +53,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -75,6 +62,7 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -138,7 +126,7 @@ func run(httpAddr string, update time.Duration, logger *slog.Logger) error {
 	defer stopChanges()
 
 	if httpAddr != "" {
-		return serveHTTP(ctx, server, httpAddr, logger)
+		return serve.ListenAndServe(ctx, httpAddr, server, &serve.Options{Logger: logger})
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {
@@ -340,80 +328,4 @@ func (w *watched) run(ctx context.Context, reg *resource.Registry, interval time
 			}
 		}
 	}
-}
-
-// Limits of the HTTP server, as a server reachable by clients it does not
-// trust needs them. WriteTimeout stays 0 (none): streamable HTTP answers
-// with event streams that stay open as long as the client listens (a
-// subscriptions/listen request, or a session's GET stream), and a write
-// deadline would cut them off.
-const (
-	// readHeaderTimeout bounds how long a client may take to send a
-	// request's headers, so that one that trickles them (slowloris) cannot
-	// hold a connection.
-	readHeaderTimeout = 10 * time.Second
-	// readTimeout bounds reading a whole request, headers and body. net/http
-	// lifts the read deadline once the body has been read, so it does not
-	// end a response that streams for longer.
-	readTimeout = 30 * time.Second
-	// idleTimeout closes a keep-alive connection that waits this long for
-	// its next request.
-	idleTimeout = 2 * time.Minute
-	// maxHeaderBytes caps the size of a request's headers (net/http's
-	// default is 1 MiB).
-	maxHeaderBytes = 64 << 10
-	// sessionTimeout closes a session (and ends its subscriptions) once
-	// its client has sent no request for this long. An open GET stream
-	// does not count as activity: a client that only listens must ping
-	// (go-sdk's ClientOptions.KeepAlive) more often to keep its session.
-	sessionTimeout = 30 * time.Minute
-)
-
-// httpHandler returns the handler that serves server over streamable HTTP
-// at /mcp, to clients of every protocol version; other paths are 404.
-func httpHandler(server *mcp.Server) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
-		// Abandoned sessions, and their subscriptions, are reclaimed.
-		SessionTimeout: sessionTimeout,
-		// A 2026-07-28 request ends with its HTTP request: when the
-		// client cancels it or hangs up, the read function's context is
-		// cancelled. (Clients of older protocols cancel a request with
-		// notifications/cancelled, in their session.)
-		PropagateRequestCancellation: true,
-	}))
-	return mux
-}
-
-// serveHTTP serves server over streamable HTTP on addr until ctx is done.
-func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{
-		Handler:           httpHandler(server),
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		// Requests end when ctx does, so that open event streams do not
-		// hold up Shutdown.
-		BaseContext: func(net.Listener) context.Context { return ctx },
-	}
-	// scripts/conformance.sh reads the URL from this line.
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return srv.Close()
-	}
-	return nil
 }

@@ -27,7 +27,7 @@
 //     (resource.WithExists), and send notifications/resources/list_changed
 //     when files come and go;
 //   - serve streamable HTTP to clients of every protocol version on one
-//     URL, /mcp, each receiving its notifications (resource.NewHTTPHandler);
+//     URL, /mcp, each receiving its notifications (serve.ListenAndServe);
 //   - keep list cursors valid across restarts and replicas with keys from
 //     a file or the environment (cursor.LoadKeys).
 //
@@ -54,17 +54,15 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -174,7 +172,7 @@ func run(cfg config, logger *slog.Logger) error {
 	logger.Info("serving files", "root", files.dir, "max_size", cfg.maxSize, "list_cache", cfg.listCache, "deny", cfg.deny)
 
 	if cfg.httpAddr != "" {
-		return serveHTTP(ctx, server, cfg.httpAddr, logger)
+		return serve.ListenAndServe(ctx, cfg.httpAddr, server, &serve.Options{Logger: logger})
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {
@@ -206,82 +204,8 @@ func newCursorCodec(keyFile string, overHTTP bool, logger *slog.Logger) (*cursor
 	return cursor.NewCodec(&cursor.Options{Keys: keys})
 }
 
-// httpPath is where the HTTP server serves MCP: the conventional path.
-const httpPath = "/mcp"
-
-// Limits of the HTTP server, for a server reachable by clients it does not
-// trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
-// streams that stay open as long as the client listens (a 2026-07-28
-// subscriptions/listen request, or an older client's session GET
-// stream), and a write deadline would cut them off.
-const (
-	// readHeaderTimeout bounds how long a client may take to send a
-	// request's headers, so that one that trickles them (slowloris) cannot
-	// hold a connection.
-	readHeaderTimeout = 10 * time.Second
-	// readTimeout bounds reading a whole request, headers and body. net/http
-	// lifts the read deadline once the body has been read, so it does not
-	// end a response that streams for longer.
-	readTimeout = 30 * time.Second
-	// idleTimeout closes a keep-alive connection that waits this long for
-	// its next request.
-	idleTimeout = 2 * time.Minute
-	// maxHeaderBytes caps the size of a request's headers (net/http's
-	// default is 1 MiB).
-	maxHeaderBytes = 64 << 10
-	// sessionTimeout closes the session of a client before 2026-07-28
-	// (and ends its subscriptions) once it has sent no request for this
-	// long. An open GET stream does not count as activity: a client that
-	// only listens must ping (go-sdk's ClientOptions.KeepAlive) more often
-	// to keep its session.
-	sessionTimeout = 30 * time.Minute
-)
-
-// serveHTTP serves server over streamable HTTP at http://addr/mcp until
-// ctx is done. One handler serves clients of every protocol version, each
-// with its notifications: 2026-07-28 clients without a session, on their
-// subscriptions/listen streams; older ones in sessions, on their GET
-// streams. Behind a load balancer, older clients need session affinity.
-func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
-	mux := http.NewServeMux()
-	mux.Handle(httpPath, resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
-		// Abandoned sessions, and their subscriptions, are reclaimed.
-		SessionTimeout: sessionTimeout,
-		// A 2026-07-28 request ends with its HTTP request: when the
-		// client cancels it or hangs up, the read function's context is
-		// cancelled. (In a session, clients cancel with
-		// notifications/cancelled, which does the same.)
-		PropagateRequestCancellation: true,
-	}))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{
-		Handler:           mux, // any other path: 404
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-	}
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+httpPath)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	// Let requests in flight finish, then close whatever connections are
-	// left (a client may hold a notification stream open).
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		srv.Close()
-	}
-	<-errc // Serve has returned
-	return nil
-}
+// httpPath is where the HTTP server serves MCP: package serve's default.
+const httpPath = serve.DefaultPath
 
 // byteSize is a flag.Value for a size in bytes: a whole number, optionally
 // followed by KiB, MiB or GiB (or K, M, G, KB, MB, GB, all powers of 1024).

@@ -43,7 +43,7 @@
 //	go run ./examples/knowledge -http 127.0.0.1:8080
 //
 // One URL serves clients of every protocol version, each with its
-// notifications (resource.NewHTTPHandler): clients of 2025-06-18 and
+// notifications (serve.ListenAndServe): clients of 2025-06-18 and
 // 2025-11-25 hold a session and receive them on its GET stream; 2026-07-28
 // clients need no session and receive them on their subscriptions/listen
 // streams. Every other path is 404. Logs go to stderr: on stdio, stdout
@@ -96,7 +96,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -107,6 +106,7 @@ import (
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 )
@@ -229,7 +229,11 @@ func run(cfg config, logger *slog.Logger) error {
 	}
 	defer reg.Close() // after the server has stopped
 	if cfg.httpAddr != "" {
-		return serveHTTP(ctx, httpHandler(server, cfg.tokens), cfg.httpAddr, logger)
+		opts, err := httpOptions(cfg.tokens, logger)
+		if err != nil {
+			return err
+		}
+		return serve.ListenAndServe(ctx, cfg.httpAddr, server, opts)
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {
@@ -616,112 +620,35 @@ func (k *knowledge) changed(collection, doc string, listChanged bool) {
 	}
 }
 
-// Limits of the HTTP server, for a server reachable by clients it does not
-// trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
-// streams that stay open as long as the client listens (a session's GET
-// stream, a subscriptions/listen request), and a write deadline would cut
-// them off.
-const (
-	// readHeaderTimeout bounds how long a client may take to send a
-	// request's headers, so that one that trickles them (slowloris) cannot
-	// hold a connection. $KNOWLEDGE_READ_HEADER_TIMEOUT (a Go duration)
-	// replaces it, for tests.
-	readHeaderTimeout = 10 * time.Second
-	// readTimeout bounds reading a whole request, headers and body. net/http
-	// lifts the read deadline once the body has been read, so it does not
-	// end a response that streams for longer.
-	readTimeout = 30 * time.Second
-	// idleTimeout closes a keep-alive connection that waits this long for
-	// its next request.
-	idleTimeout = 2 * time.Minute
-	// maxHeaderBytes caps the size of a request's headers (net/http's
-	// default is 1 MiB); bearer tokens fit with room to spare.
-	maxHeaderBytes = 64 << 10
-	// sessionTimeout closes the session of a client before protocol
-	// 2026-07-28 (and ends its subscriptions) once the client has sent no
-	// request for this long, so that clients that went away without a
-	// word are not remembered for ever. An open GET stream does not count
-	// as activity: a client that only listens must ping (go-sdk's
-	// ClientOptions.KeepAlive) more often to keep its session.
-	sessionTimeout = 30 * time.Minute
-)
+// mcpPath is the path of the MCP endpoint: package serve's default. Every
+// other path is 404.
+const mcpPath = serve.DefaultPath
 
-// mcpPath is the path of the MCP endpoint; every other path is 404.
-const mcpPath = "/mcp"
-
-// httpHandler returns the HTTP handler that serves server over streamable
-// HTTP on /mcp, to clients of every protocol version, behind bearer-token
-// authentication if tokens is not nil; other paths are 404.
-func httpHandler(server *mcp.Server, tokens *tokenSet) http.Handler {
-	// One endpoint for every protocol version: 2025-06-18 and 2025-11-25
-	// clients hold a session, and receive list_changed and resource
-	// updates on its GET stream; 2026-07-28 clients need no session, and
-	// receive them on their subscriptions/listen streams.
-	var h http.Handler = resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
-		// Abandoned sessions, and their subscriptions, are reclaimed.
-		SessionTimeout: sessionTimeout,
-		// A 2026-07-28 request ends with its HTTP request: when the client
-		// cancels it or hangs up, the read function's context is
-		// cancelled. (Older clients cancel with notifications/cancelled,
-		// which their session matches to the request.)
-		PropagateRequestCancellation: true,
-	})
-	if tokens != nil {
-		// Every request of a session carries the token; go-sdk refuses a
-		// session's requests made with another user's.
-		h = tokens.requireToken(h)
+// httpOptions returns the options of the HTTP server: package serve's
+// defaults, with bearer-token authentication if tokens is not nil, and
+// the read-header timeout $KNOWLEDGE_READ_HEADER_TIMEOUT (a Go duration)
+// sets, for tests.
+func httpOptions(tokens *tokenSet, logger *slog.Logger) (*serve.Options, error) {
+	opts := &serve.Options{
+		Logger: logger,
+		Wrap: func(h http.Handler) http.Handler {
+			if tokens != nil {
+				// Every request of a session carries the token; go-sdk
+				// refuses a session's requests made with another user's.
+				h = tokens.requireToken(h)
+			}
+			// Rate budgets (-read-rate) follow the caller: a token's
+			// user, or an anonymous client's address, whatever session
+			// it uses.
+			return resource.WithClientAddress(h, "")
+		},
 	}
-	// Rate budgets (-read-rate) follow the caller: a token's user, or an
-	// anonymous client's address, whatever session it uses.
-	mux := http.NewServeMux()
-	mux.Handle(mcpPath, resource.WithClientAddress(h, ""))
-	return mux
-}
-
-// newHTTPServer returns an HTTP server for handler with the limits above.
-func newHTTPServer(handler http.Handler) (*http.Server, error) {
-	headerTimeout := readHeaderTimeout
 	if v := os.Getenv("KNOWLEDGE_READ_HEADER_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return nil, fmt.Errorf("KNOWLEDGE_READ_HEADER_TIMEOUT=%q: want a positive duration such as 200ms", v)
 		}
-		headerTimeout = d
+		opts.ReadHeaderTimeout = d
 	}
-	return &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: headerTimeout,
-		ReadTimeout:       readTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-	}, nil
-}
-
-// serveHTTP serves handler on addr until ctx is done.
-func serveHTTP(ctx context.Context, handler http.Handler, addr string, logger *slog.Logger) error {
-	srv, err := newHTTPServer(handler)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+mcpPath)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	// Let requests in flight finish, then close whatever connections are
-	// left (a client may hold a notification stream open, or a connection
-	// that never sends a request).
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return srv.Close()
-	}
-	return nil
+	return opts, nil
 }

@@ -27,7 +27,7 @@
 //     appended while reads go on, and tell subscribers with
 //     [resource.Registry.Changed] which slices changed, and every client
 //     with [resource.Registry.NotifyListChanged] that new slices appeared;
-//   - serve streamable HTTP with [resource.NewHTTPHandler], to clients of
+//   - serve streamable HTTP with [serve.ListenAndServe], to clients of
 //     every protocol version on http://ADDR/mcp;
 //   - encrypt list cursors with keys given in a file (-cursor-keys) or in
 //     $MCPRES_CURSOR_KEYS, so that a client's walk through the list
@@ -73,8 +73,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -83,6 +81,7 @@ import (
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -176,7 +175,7 @@ func run(cfg config, logger *slog.Logger) error {
 	}
 
 	if cfg.httpAddr != "" {
-		return serveHTTP(ctx, server, cfg.httpAddr, logger)
+		return serve.ListenAndServe(ctx, cfg.httpAddr, server, &serve.Options{Logger: logger})
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {
@@ -346,87 +345,4 @@ func writeSample(path string) error {
 		t = t.Add(time.Duration(1+rng.IntN(90)) * time.Second)
 	}
 	return os.WriteFile(path, b, 0o644)
-}
-
-// Limits of the HTTP server, for a server reachable by clients it does not
-// trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
-// streams that stay open as long as the client listens (a session's GET
-// stream, or a subscriptions/listen request), and a write deadline would
-// cut them off.
-const (
-	// readHeaderTimeout bounds how long a client may take to send a
-	// request's headers, so that one that trickles them (slowloris) cannot
-	// hold a connection.
-	readHeaderTimeout = 10 * time.Second
-	// readTimeout bounds reading a whole request, headers and body. net/http
-	// lifts the read deadline once the body has been read, so it does not
-	// end a response that streams for longer.
-	readTimeout = 30 * time.Second
-	// idleTimeout closes a keep-alive connection that waits this long for
-	// its next request.
-	idleTimeout = 2 * time.Minute
-	// maxHeaderBytes caps the size of a request's headers (net/http's
-	// default is 1 MiB).
-	maxHeaderBytes = 64 << 10
-	// sessionTimeout closes the session of a client before protocol
-	// 2026-07-28 (and ends its subscriptions) once the client has sent no
-	// request for this long, so that clients that went away without a
-	// word are not remembered for ever. An open GET stream does not count
-	// as activity: a client that only listens must ping (go-sdk's
-	// ClientOptions.KeepAlive) more often to keep its session.
-	sessionTimeout = 30 * time.Minute
-)
-
-// httpHandler returns the handler that serves server over streamable HTTP
-// at /mcp, to clients of every protocol version; other paths are 404.
-func httpHandler(server *mcp.Server) http.Handler {
-	mux := http.NewServeMux()
-	// Clients of 2025-06-18 and 2025-11-25 get a session, and their
-	// notifications on its GET stream; 2026-07-28 clients need no session,
-	// and get theirs on their subscriptions/listen streams.
-	mux.Handle("/mcp", resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
-		SessionTimeout: sessionTimeout,
-		// A 2026-07-28 request ends with its HTTP request: when the
-		// client cancels it or hangs up, the read function's context is
-		// cancelled. (Clients of older protocols cancel a request with
-		// notifications/cancelled, in their session.)
-		PropagateRequestCancellation: true,
-	}))
-	return mux
-}
-
-// serveHTTP serves server over streamable HTTP on addr until ctx is done.
-func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{
-		Handler:           httpHandler(server),
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		// Requests end when ctx does, so that open event streams do not
-		// hold up Shutdown.
-		BaseContext: func(net.Listener) context.Context { return ctx },
-	}
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	// Stop accepting, wait for the handlers to return (their requests'
-	// context is done, which ends open event streams), then close
-	// whatever connections are left (an HTTP client may hold one open
-	// that never sends a request).
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return srv.Close()
-	}
-	return nil
 }

@@ -20,7 +20,7 @@
 //     it;
 //   - make a go-sdk server that serves the registry with
 //     [resource.Registry.NewServer], and serve it over stdio (the default)
-//     or over streamable HTTP with [resource.NewHTTPHandler], which serves
+//     or over streamable HTTP with [serve.ListenAndServe], which serves
 //     clients of every protocol version, with their notifications, on
 //     /mcp;
 //   - encrypt list cursors with keys given in a file (-cursor-keys) or in
@@ -73,8 +73,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -84,6 +82,7 @@ import (
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -197,7 +196,7 @@ func run(cfg config, logger *slog.Logger) error {
 	defer stopTicks()
 
 	if cfg.httpAddr != "" {
-		return serveHTTP(ctx, server, cfg.httpAddr, logger)
+		return serve.ListenAndServe(ctx, cfg.httpAddr, server, &serve.Options{Logger: logger})
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {
@@ -369,87 +368,4 @@ func (c *clock) run(ctx context.Context, reg *resource.Registry, interval time.D
 			}
 		}
 	}
-}
-
-// Limits of the HTTP server, for a server reachable by clients it does not
-// trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
-// streams that stay open as long as the client listens (a session's GET
-// stream, or a subscriptions/listen request), and a write deadline would
-// cut them off.
-const (
-	// readHeaderTimeout bounds how long a client may take to send a
-	// request's headers, so that one that trickles them (slowloris) cannot
-	// hold a connection.
-	readHeaderTimeout = 10 * time.Second
-	// readTimeout bounds reading a whole request, headers and body. net/http
-	// lifts the read deadline once the body has been read, so it does not
-	// end a response that streams for longer.
-	readTimeout = 30 * time.Second
-	// idleTimeout closes a keep-alive connection that waits this long for
-	// its next request.
-	idleTimeout = 2 * time.Minute
-	// maxHeaderBytes caps the size of a request's headers (net/http's
-	// default is 1 MiB).
-	maxHeaderBytes = 64 << 10
-	// sessionTimeout closes the session of a client before protocol
-	// 2026-07-28 (and ends its subscriptions) once the client has sent no
-	// request for this long, so that clients that went away without a
-	// word are not remembered for ever. An open GET stream does not count
-	// as activity: a client that only listens must ping (go-sdk's
-	// ClientOptions.KeepAlive) more often to keep its session.
-	sessionTimeout = 30 * time.Minute
-)
-
-// httpHandler returns the handler that serves server over streamable HTTP
-// at /mcp, to clients of every protocol version; other paths are 404.
-func httpHandler(server *mcp.Server) http.Handler {
-	mux := http.NewServeMux()
-	// Clients of 2025-06-18 and 2025-11-25 get a session, and their
-	// notifications on its GET stream; 2026-07-28 clients need no session,
-	// and get theirs on their subscriptions/listen streams.
-	mux.Handle("/mcp", resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
-		SessionTimeout: sessionTimeout,
-		// A 2026-07-28 request ends with its HTTP request: when the
-		// client cancels it or hangs up, the read function's context is
-		// cancelled. (Clients of older protocols cancel a request with
-		// notifications/cancelled, in their session.)
-		PropagateRequestCancellation: true,
-	}))
-	return mux
-}
-
-// serveHTTP serves server over streamable HTTP on addr until ctx is done.
-func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{
-		Handler:           httpHandler(server),
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		// Requests end when ctx does, so that open event streams do not
-		// hold up Shutdown.
-		BaseContext: func(net.Listener) context.Context { return ctx },
-	}
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	// Stop accepting, wait for the handlers to return (their requests'
-	// context is done, which ends open event streams), then close
-	// whatever connections are left (an HTTP client may hold one open
-	// that never sends a request).
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return srv.Close()
-	}
-	return nil
 }

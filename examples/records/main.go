@@ -36,7 +36,7 @@
 //
 // Add -http 127.0.0.1:8080 to serve streamable HTTP on
 // http://127.0.0.1:8080/mcp instead of stdio: one URL serves clients of
-// every protocol version (resource.NewHTTPHandler), each receiving the
+// every protocol version (serve.ListenAndServe), each receiving the
 // updates of what it subscribed to. List cursors are encrypted with the
 // keys -cursor-keys (or $MCPRES_CURSOR_KEYS) gives, so that a walk through
 // the list survives a restart and reaches every replica; without them a
@@ -62,8 +62,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -71,6 +69,7 @@ import (
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 	"github.com/mcpres/mcpres/subscribe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -194,7 +193,7 @@ func run(cfg config, logger *slog.Logger) error {
 	logger.Info("serving database", "driver", st.dialect, "tables", len(tables))
 
 	if cfg.httpAddr != "" {
-		return serveHTTP(ctx, server, cfg.httpAddr, logger)
+		return serve.ListenAndServe(ctx, cfg.httpAddr, server, &serve.Options{Logger: logger})
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {
@@ -355,80 +354,6 @@ func addUpdateTool(server *mcp.Server, st *store, reg *resource.Registry, p *pol
 	})
 }
 
-// Limits of the HTTP server, for a server reachable by clients it does not
-// trust. WriteTimeout stays 0 (none): streamable HTTP answers with event
-// streams that stay open as long as the client listens (a 2026-07-28
-// subscriptions/listen request, or an older session's GET stream), and a
-// write deadline would cut them off.
-const (
-	// readHeaderTimeout bounds how long a client may take to send a
-	// request's headers, so that one that trickles them (slowloris) cannot
-	// hold a connection.
-	readHeaderTimeout = 10 * time.Second
-	// readTimeout bounds reading a whole request, headers and body. net/http
-	// lifts the read deadline once the body has been read, so it does not
-	// end a response that streams for longer.
-	readTimeout = 30 * time.Second
-	// idleTimeout closes a keep-alive connection that waits this long for
-	// its next request.
-	idleTimeout = 2 * time.Minute
-	// maxHeaderBytes caps the size of a request's headers (net/http's
-	// default is 1 MiB).
-	maxHeaderBytes = 64 << 10
-	// sessionTimeout closes a session of a client before 2026-07-28 (and
-	// ends its subscriptions) once the client has sent no request for this
-	// long. An open GET stream does not count as activity: a client that
-	// only listens must ping (go-sdk's ClientOptions.KeepAlive) more often
-	// to keep its session.
-	sessionTimeout = 30 * time.Minute
-)
-
-// mcpPath is the path of the MCP endpoint; every other path is 404.
-const mcpPath = "/mcp"
-
-// serveHTTP serves server over streamable HTTP on http://addr/mcp until
-// ctx is done.
-func serveHTTP(ctx context.Context, server *mcp.Server, addr string, logger *slog.Logger) error {
-	// One endpoint for every protocol version: 2026-07-28 clients are
-	// served statelessly and receive resource updates on their
-	// subscriptions/listen streams; older clients hold a session and
-	// receive them on its GET stream.
-	mux := http.NewServeMux()
-	mux.Handle(mcpPath, resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
-		// Abandoned sessions, and their subscriptions, are reclaimed.
-		SessionTimeout: sessionTimeout,
-		// A 2026-07-28 request ends with its HTTP request: when the client
-		// cancels it or hangs up, the read function's context is
-		// cancelled. (Older clients cancel with notifications/cancelled,
-		// which their session matches to the request.)
-		PropagateRequestCancellation: true,
-	}))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-	}
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+mcpPath)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	// Let requests in flight finish, then close whatever connections are
-	// left (a client may hold a notification stream open).
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		srv.Close()
-	}
-	<-errc
-	return nil
-}
+// mcpPath is the path of the MCP endpoint: package serve's default. Every
+// other path is 404.
+const mcpPath = serve.DefaultPath
