@@ -163,7 +163,7 @@ func newRegistry(t testing.TB, tel *telemetry, opts resource.Options) *resource.
 // acknowledged its subscriptions.
 type client struct {
 	*mcp.ClientSession
-	acked chan struct{} // one for each notifications/subscriptions/acknowledged
+	acked chan string // the resource URIs of each notifications/subscriptions/acknowledged
 }
 
 // connect connects a go-sdk client with opts at version to server: in
@@ -172,12 +172,14 @@ type client struct {
 // session waited for).
 func connect(t *testing.T, server *mcp.Server, url, version string, opts *mcp.ClientOptions) *client {
 	t.Helper()
-	c := &client{acked: make(chan struct{}, 10)}
+	c := &client{acked: make(chan string, 10)}
 	sdk := mcp.NewClient(&mcp.Implementation{Name: "mcpotel-test", Version: "v0"}, opts)
 	sdk.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "notifications/subscriptions/acknowledged" {
-				c.acked <- struct{}{}
+			if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok {
+				for _, u := range p.Notifications.ResourceSubscriptions {
+					c.acked <- u
+				}
 			}
 			return next(ctx, method, req)
 		}
@@ -222,7 +224,10 @@ func (c *client) subscribe(t *testing.T, uri string) {
 	t.Helper()
 	require.NoError(t, c.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}))
 	if c.InitializeResult().ProtocolVersion >= "2026-07-28" {
-		receive(t, c.acked, "notifications/subscriptions/acknowledged")
+		// The acknowledgment of this listen, not of another (a client
+		// with a ResourceListChangedHandler opens one as it connects).
+		for receive(t, c.acked, "notifications/subscriptions/acknowledged of "+uri) != uri {
+		}
 	}
 }
 

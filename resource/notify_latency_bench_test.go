@@ -136,7 +136,7 @@ func (n *notifyBench) stallOne(b *testing.B, version string) {
 	}
 	stalling := newStallingTransport(ct)
 	got := make(chan struct{}, 1)
-	client, acked := ackedClient(&mcp.ClientOptions{
+	client, acked := ackedClient(notifyURI, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) {
 			select {
 			case got <- struct{}{}:

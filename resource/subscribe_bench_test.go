@@ -3,6 +3,7 @@ package resource_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -130,7 +131,7 @@ func newNotifyBench(b *testing.B, sessions int, version string, sopts *mcp.Serve
 	for w := range workers {
 		setup.Go(func() {
 			for i := w; i < sessions; i += workers {
-				client, acked := ackedClient(&mcp.ClientOptions{
+				client, acked := ackedClient(notifyURI, &mcp.ClientOptions{
 					ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) {
 						n.received[i].Add(1)
 						if n.total.Add(1) == n.target.Load() {
@@ -174,14 +175,15 @@ func newNotifyBench(b *testing.B, sessions int, version string, sopts *mcp.Serve
 	return n
 }
 
-// ackedClient returns a client with opts, and a channel that hears of each
-// notifications/subscriptions/acknowledged it receives.
-func ackedClient(opts *mcp.ClientOptions) (*mcp.Client, <-chan struct{}) {
+// ackedClient returns a client with opts, and a channel that hears of
+// each notifications/subscriptions/acknowledged it receives for a
+// subscription to uri.
+func ackedClient(uri string, opts *mcp.ClientOptions) (*mcp.Client, <-chan struct{}) {
 	acked := make(chan struct{}, 1)
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench"}, opts)
 	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "notifications/subscriptions/acknowledged" {
+			if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && slices.Contains(p.Notifications.ResourceSubscriptions, uri) {
 				acked <- struct{}{}
 			}
 			return next(ctx, method, req)
@@ -190,8 +192,8 @@ func ackedClient(opts *mcp.ClientOptions) (*mcp.Client, <-chan struct{}) {
 	return client, acked
 }
 
-// subscribeAcked subscribes cs, a session of a client from ackedClient,
-// to uri, and returns once the server holds the subscription: before
+// subscribeAcked subscribes cs, a session of a client from ackedClient
+// for uri, to uri, and returns once the server holds the subscription: before
 // 2026-07-28 when Subscribe returns; at 2026-07-28, whose Subscribe
 // returns once its subscriptions/listen is sent, when the listen's
 // acknowledgment arrives (go-sdk sends it once it has recorded the
