@@ -272,11 +272,32 @@ func newReplica(t *testing.T, bus *natsbus.Bus, version string) *replica {
 		}))
 	server, err := reg.NewServer(&mcp.Implementation{Name: "replica", Version: "v0"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
+	acked := make(chan struct{}, 1)
+	server.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			// The acknowledgment of the subscription's listen, not of the
+			// one the client opens for list_changed as it connects.
+			if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && slices.Contains(p.Notifications.ResourceSubscriptions, userURI) {
+				acked <- struct{}{}
+			}
+			return next(ctx, method, req)
+		}
+	})
 	r := &replica{reg: reg, bus: bus, n: new(mcptest.Notifications), lag: lag}
 	cs := mcptest.Connect(t, server, version, r.n.ClientOptions(nil))
 	require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: userURI}))
-	// A 2026-07-28 client subscribes in the background.
-	require.Eventually(t, func() bool { n, _, _ := reg.SubscriptionStats(); return n == 1 }, waitTimeout, time.Millisecond)
+	// go-sdk holds the subscription, and notifies of a change reported from
+	// then on, once it has answered resources/subscribe, or at 2026-07-28
+	// (whose Subscribe returns once the listen is sent) once it sends the
+	// listen's acknowledgment. The registry counts it (SubscriptionStats)
+	// before either, inside go-sdk's SubscribeHandler.
+	if version >= "2026-07-28" {
+		select {
+		case <-acked:
+		case <-time.After(waitTimeout):
+			t.Fatal("the subscriptions/listen was not acknowledged")
+		}
+	}
 	return r
 }
 
