@@ -3,8 +3,9 @@
 // part of a compiled, tested function, or is a whole program that is
 // built and served to a real client; every JSON snippet parses; every
 // local path a shell snippet gives the go command exists; every relative
-// link leads to a file, and to a heading there if it names one. A snippet
-// cannot drift from the code it shows.
+// link leads to a file, and to a heading there if it names one; and the
+// README's test command is the one .ci/run runs. A snippet cannot drift
+// from the code it shows.
 package readme
 
 import (
@@ -19,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -379,4 +381,28 @@ func TestRelativeLinksResolve(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ciNested matches the nested modules .ci/run names: nested=(./a/... ./b/...).
+var ciNested = regexp.MustCompile(`(?m)^nested=\(([^)]*)\)`)
+
+// The README's test command is the one CI runs: go test -race over the
+// core and every nested module .ci/run names, word for word, so that a
+// module added to CI is added to the README too.
+func TestReadmeTestCommandIsCI(t *testing.T) {
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ciNested.FindSubmatch(ci)
+	if m == nil {
+		t.Fatal(".ci/run names no nested=(…) modules")
+	}
+	want := "go test -race ./... " + strings.Join(strings.Fields(string(m[1])), " ")
+	for _, s := range snippets(t) {
+		if s.file == "README.md" && s.lang == "sh" && slices.Contains(strings.Split(s.text, "\n"), want) {
+			return
+		}
+	}
+	t.Errorf("README.md has no sh snippet with the line CI runs:\n%s", want)
 }
