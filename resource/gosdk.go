@@ -70,6 +70,12 @@ import (
 //     stateful one's whose GetSessionID returned "") has the ID "": for
 //     a session before 2026-07-28 nothing sent after a response reaches
 //     the client.
+// 13. subscriptionHeld: go-sdk holds a subscription, and so notifies it,
+//     only once ServerOptions.SubscribeHandler has returned; it holds it
+//     by the time the receiving middleware's next returns for
+//     resources/subscribe, and by the time a listen's
+//     notifications/subscriptions/acknowledged has passed the sending
+//     middleware (see package delivery, Confirm).
 
 // marker is the one go-sdk resource behind a mounted registry (behaviour 1).
 var marker = &mcp.Resource{URI: "mcpres:registry", Name: "mcpres registry"}
@@ -112,6 +118,19 @@ func notFoundIsInvalidParams(version string) bool {
 // readKey is the context key under which the middleware passes a
 // resources/read request to the marker's handler (behaviour 2).
 type readKey struct{}
+
+// subscribeKey is the context key under which the middleware marks a
+// resources/subscribe whose end it sees, to confirm the subscription to
+// the delivery (behaviour 13).
+type subscribeKey struct{}
+
+// confirmable reports whether the subscription a Subscribe call in ctx
+// records will be confirmed once go-sdk holds it: it came through the
+// registry's middleware, as a resources/subscribe or a listen
+// (behaviour 13).
+func confirmable(ctx context.Context) bool {
+	return ctx.Value(subscribeKey{}) != nil || ctx.Value(listenKey{}) != nil
+}
 
 // listenKey is the context key under which the middleware passes a
 // subscriptions/listen request on to the subscriptions go-sdk makes of it
@@ -167,6 +186,13 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			via.params.URI = marker.URI
 			via.req.Params = &via.params
 			return next(ctx, method, &via.req)
+		case *mcp.SubscribeRequest:
+			// go-sdk holds the subscription once next returns (behaviour 13).
+			res, err := next(context.WithValue(ctx, subscribeKey{}, true), method, req)
+			if err == nil && q.Params != nil {
+				r.delivery.Confirm(q.Session, q.Params.URI)
+			}
+			return res, err
 		case *mcp.SubscriptionsListenRequest:
 			// Pass the listen on, for Subscribe to find its token.
 			ctx = context.WithValue(ctx, listenKey{}, q)
@@ -210,6 +236,16 @@ func (r *Registry) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			uri = p.URI
 		case protocol.NotificationListChanged:
+		case protocol.NotificationSubscriptionsAcknowledged:
+			// go-sdk holds a listen's subscriptions once it acknowledges
+			// them (behaviour 13): after the acknowledgment, confirm them.
+			res, err := next(ctx, method, req)
+			if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && p != nil && err == nil {
+				for _, u := range p.Notifications.ResourceSubscriptions {
+					r.delivery.Confirm(s, u)
+				}
+			}
+			return res, err
 		default:
 			return next(ctx, method, req)
 		}

@@ -499,3 +499,65 @@ func TestSDKHTTPEras(t *testing.T) {
 	assert.False(t, got[len(got)-1].header, changed(11, "httpEras")+": Extra.Header in memory")
 	mu.Unlock()
 }
+
+// 13: go-sdk holds a subscription, and so notifies it, only once
+// ServerOptions.SubscribeHandler has returned: a ResourceUpdated from
+// within the handler reaches nobody. It holds it by the time the
+// receiving middleware's next returns for resources/subscribe, and by the
+// time the listen's notifications/subscriptions/acknowledged has passed
+// the sending middleware.
+func TestSDKSubscriptionHeldAfterHandler(t *testing.T) {
+	t.Parallel()
+	for _, version := range eras {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			var s *mcp.Server
+			s = sdkServer(&mcp.ServerOptions{
+				SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
+					return s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: req.Params.URI})
+				},
+				UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+			})
+			s.AddResource(&mcp.Resource{URI: "x:marker", Name: "m"}, textResult("m"))
+			held := func(uri string) {
+				if err := s.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+					t.Errorf("ResourceUpdated: %v", err)
+				}
+			}
+			s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					res, err := next(ctx, method, req)
+					if q, ok := req.(*mcp.SubscribeRequest); ok && err == nil {
+						held(q.Params.URI)
+					}
+					return res, err
+				}
+			})
+			s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					res, err := next(ctx, method, req)
+					if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && err == nil {
+						for _, u := range p.Notifications.ResourceSubscriptions {
+							held(u)
+						}
+					}
+					return res, err
+				}
+			})
+			got := make(chan string, 10)
+			cs := mcptest.Connect(t, s, version, &mcp.ClientOptions{
+				ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { got <- req.Params.URI },
+			})
+			require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "x:a"}))
+			select {
+			case u := <-got:
+				assert.Equal(t, "x:a", u)
+			case <-time.After(mcptest.WaitTimeout):
+				t.Fatal(changed(13, "subscriptionHeld") + ": no update once held")
+			}
+			// The one from within the handler would have come first, on the
+			// same connection: there is none.
+			assert.Empty(t, got, changed(13, "subscriptionHeld")+": the handler's own update reached the session")
+		})
+	}
+}

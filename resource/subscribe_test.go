@@ -3,6 +3,8 @@ package resource_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"net/http/httptest"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -349,3 +351,74 @@ func TestSessionsLeaveNoTrace(t *testing.T) {
 	subs, sess, uris := reg.SubscriptionStats()
 	assert.Zero(t, subs+sess+uris, "after %d sessions came and went", sessions)
 }
+
+// A change reported while a subscription is being made, after the
+// registry recorded it but before go-sdk holds it (behaviour 13), is not
+// lost: the subscriber hears of it. OnWatch reporting the URI's state
+// as it starts watching is the common case, over every transport.
+func TestChangeWhileSubscribingIsNotLost(t *testing.T) {
+	t.Parallel()
+	for _, transport := range []string{"memory", "http"} {
+		for _, version := range eras {
+			t.Run(transport+"/"+version, func(t *testing.T) {
+				t.Parallel()
+				// OnWatch runs within the subscription, before go-sdk holds it;
+				// it waits until go-sdk has sent the change it reports (to
+				// nobody: go-sdk logs each ResourceUpdated), so that the
+				// change is delivered while the subscription is pending.
+				sent := make(chan struct{}, 10)
+				var reg *resource.Registry
+				reg = newRegistry(t, &resource.Options{Logger: quietLogger(), Subscriptions: resource.SubscriptionOptions{
+					OnWatch: func(uri string) {
+						assert.NoError(t, reg.Changed(uri))
+						select {
+						case <-sent:
+						case <-time.After(mcptest.WaitTimeout):
+							t.Error("go-sdk never sent the change")
+						}
+					},
+				}})
+				require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://a", Name: "a"}, resource.Text("a")))
+				sdkLog := slog.New(logSignal{msg: "resource updated notification sent", c: sent})
+				server, err := reg.NewServer(&mcp.Implementation{Name: "pending"}, &mcp.ServerOptions{Logger: sdkLog})
+				require.NoError(t, err)
+				got := make(chan string, 10)
+				opts := &mcp.ClientOptions{
+					ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { got <- req.Params.URI },
+				}
+				var cs *mcp.ClientSession
+				if transport == "memory" {
+					cs = mcptest.Connect(t, server, version, opts)
+				} else {
+					ts := httptest.NewServer(resource.NewHTTPHandler(server, nil))
+					t.Cleanup(ts.Close)
+					cs = mcptest.ConnectHTTP(t, ts.URL, "", version, opts)
+				}
+				require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "docs://a"}))
+				select {
+				case u := <-got:
+					assert.Equal(t, "docs://a", u)
+				case <-time.After(mcptest.WaitTimeout):
+					t.Fatal("the change OnWatch reported never reached the subscriber")
+				}
+			})
+		}
+	}
+}
+
+// A logSignal is a slog handler that sends on c for each record whose
+// message is msg, and drops every record.
+type logSignal struct {
+	msg string
+	c   chan<- struct{}
+}
+
+func (h logSignal) Enabled(context.Context, slog.Level) bool { return true }
+func (h logSignal) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.c <- struct{}{}
+	}
+	return nil
+}
+func (h logSignal) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h logSignal) WithGroup(string) slog.Handler      { return h }

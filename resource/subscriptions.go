@@ -150,8 +150,11 @@ func (r *Registry) subscribe(c *call) error {
 		return nil // a direct call: nothing to notify
 	}
 	// With an Authorizer, the Access is kept as the subscription's grant,
-	// asked again before each notification (stillAllowed).
-	if err := r.delivery.Subscribe(c.session, c.target, a, r.opts.Authorize != nil); err != nil {
+	// asked again before each notification (stillAllowed). A subscription
+	// that came through the registry's middleware is pending until go-sdk
+	// holds it (behaviour 13).
+	sub := delivery.Subscription[Access]{Grant: a, Granted: r.opts.Authorize != nil, Confirmed: !confirmable(c.ctx)}
+	if err := r.delivery.Subscribe(c.session, c.target, sub); err != nil {
 		return invalid("cannot subscribe to %q: %v", c.target, err) // the per-session limit, or closed
 	}
 	return nil

@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,7 +52,11 @@ func (d *Delivery[G]) ChangedWhere(match func(uri string) bool) {
 // 2026-07-28 alike (go-sdk behaviour 6 of resource/gosdk.go), each through
 // the registry's sending middleware, which queues it (step 4, send.go).
 func (d *Delivery[G]) deliver(uri string) {
-	for _, s := range d.mounted() {
+	d.mu.Lock()
+	d.missedWhilePending(uri)
+	servers := slices.Clone(d.servers)
+	d.mu.Unlock()
+	for _, s := range servers {
 		s.ResourceUpdated(d.ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
 	}
 }

@@ -32,6 +32,9 @@
 // its send queue and how its end is watched; nothing else in mcpres keeps
 // anything per session. Subscriptions are recorded and refused there
 // (Subscribe, the per-session limit), and forgotten when the session ends.
+// go-sdk holds a subscription only once the registry has recorded it: a
+// change delivered in between is reported again when go-sdk's answer to
+// the subscription goes out (Confirm), so that none is lost.
 //
 // The package is internal to resource: it works on go-sdk's sessions and
 // requests and on the registry's grants, which the leaf package subscribe
@@ -102,12 +105,15 @@ type Delivery[G any] struct {
 	sessions   map[*mcp.ServerSession]*record[G] // with subscriptions or notifications waiting
 	count      int                               // subscriptions
 	subscribed int                               // sessions holding any
-	hooks      hooks.Queue[hookCall]
-	servers    []*mcp.Server // mounted
-	swept      int           // records whose end the sweep watches
-	stopSweep  chan struct{} // closed by Close; nil before the first sweep
-	listTimer  *time.Timer   // set while a list_changed is pending
-	listFiring sync.WaitGroup
+	// pendingCount is the number of subscriptions go-sdk does not hold
+	// yet (see Subscribe): a delivery looks for them only when there are.
+	pendingCount int
+	hooks        hooks.Queue[hookCall]
+	servers      []*mcp.Server // mounted
+	swept        int           // records whose end the sweep watches
+	stopSweep    chan struct{} // closed by Close; nil before the first sweep
+	listTimer    *time.Timer   // set while a list_changed is pending
+	listFiring   sync.WaitGroup
 
 	countMu sync.Mutex // orders Count calls
 }

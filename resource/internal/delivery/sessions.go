@@ -16,6 +16,7 @@ import (
 type record[G any] struct {
 	uris    smallset.Set[uint32] // the IDs of the URIs it watches
 	grants  map[uint32]G         // by URI ID; nil if none was given
+	pending map[uint32]bool      // subscriptions go-sdk does not hold yet: true if a change was missed
 	queue   []queued             // notifications waiting, in order
 	sending bool                 // a goroutine sends the queue
 	end     endState
@@ -36,12 +37,28 @@ const (
 // those the mounted servers list.
 const sweepEvery = time.Second
 
-// Subscribe records that s watches uri, with grant if hasGrant (asked
-// again before each notification, see Options.Allowed). Subscribing again
+// A Subscription is what Subscribe records besides the session and URI.
+type Subscription[G any] struct {
+	// Grant, if Granted, is asked again before each notification (see
+	// Options.Allowed).
+	Grant   G
+	Granted bool
+	// Confirmed is false for a subscription go-sdk does not hold yet, and
+	// whose holding Confirm will report: it is pending until then.
+	Confirmed bool
+}
+
+// Subscribe records that s watches uri, as sub says. Subscribing again
 // replaces the grant. It returns subscribe.ErrClosed after Close, and an
 // error wrapping subscribe.ErrLimit if s already watches MaxPerSession
 // URIs; either way nothing changes.
-func (d *Delivery[G]) Subscribe(s *mcp.ServerSession, uri string, grant G, hasGrant bool) error {
+//
+// A new subscription not Confirmed is pending until Confirm: go-sdk
+// holds a subscription, and so notifies it, only once its
+// SubscribeHandler has returned (go-sdk behaviour 13 of resource/gosdk.go), so a change
+// delivered in between would reach everyone but s. Such a change is
+// reported again when the subscription is confirmed.
+func (d *Delivery[G]) Subscribe(s *mcp.ServerSession, uri string, sub Subscription[G]) error {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -68,12 +85,19 @@ func (d *Delivery[G]) Subscribe(s *mcp.ServerSession, uri string, grant G, hasGr
 		}
 		rec.uris.Add(id)
 		d.count++
+		if !sub.Confirmed {
+			if rec.pending == nil {
+				rec.pending = make(map[uint32]bool)
+			}
+			rec.pending[id] = false
+			d.pendingCount++
+		}
 	}
-	if hasGrant {
+	if sub.Granted {
 		if rec.grants == nil {
 			rec.grants = make(map[uint32]G)
 		}
-		rec.grants[id] = grant
+		rec.grants[id] = sub.Grant
 	}
 	d.unlockAndCallHooks()
 	d.counted()
@@ -99,6 +123,7 @@ func (d *Delivery[G]) Unsubscribe(s *mcp.ServerSession, uri string) {
 	}
 	rec.uris.Remove(id)
 	delete(rec.grants, id)
+	d.settle(rec, id)
 	d.unwatch(id)
 	if rec.uris.Len() == 0 {
 		d.unsubscribed(s, rec)
@@ -115,11 +140,64 @@ func (d *Delivery[G]) Drop(s *mcp.ServerSession) {
 		d.mu.Unlock()
 		return
 	}
+	d.pendingCount -= len(rec.pending)
 	rec.uris.Each(d.unwatch)
-	rec.uris, rec.grants = smallset.Set[uint32]{}, nil
+	rec.uris, rec.grants, rec.pending = smallset.Set[uint32]{}, nil, nil
 	d.unsubscribed(s, rec)
 	d.unlockAndCallHooks()
 	d.counted()
+}
+
+// Confirm says that go-sdk holds s's subscription to uri, which it
+// notifies from now on. If a change to uri was delivered while the
+// subscription was pending, it is reported again (Changed): s hears of
+// it, and the URI's other watchers at most once more, at its window's
+// end. It does nothing for a subscription that is not pending.
+func (d *Delivery[G]) Confirm(s *mcp.ServerSession, uri string) {
+	d.mu.Lock()
+	missed := false
+	if rec := d.sessions[s]; rec != nil && rec.pending != nil {
+		if id, ok := d.uris.id(uri); ok {
+			missed = d.settle(rec, id)
+		}
+	}
+	d.mu.Unlock()
+	if missed {
+		d.Changed(uri)
+	}
+}
+
+// settle ends rec's pending subscription to the URI id, if it is
+// pending, and reports whether a change was missed meanwhile. d.mu must
+// be held.
+func (d *Delivery[G]) settle(rec *record[G], id uint32) (missed bool) {
+	missed, pending := rec.pending[id]
+	if !pending {
+		return false
+	}
+	delete(rec.pending, id)
+	if len(rec.pending) == 0 {
+		rec.pending = nil
+	}
+	d.pendingCount--
+	return missed
+}
+
+// missedWhilePending marks the pending subscriptions to uri, which is
+// being delivered, as having missed a change. d.mu must be held.
+func (d *Delivery[G]) missedWhilePending(uri string) {
+	if d.pendingCount == 0 {
+		return
+	}
+	id, ok := d.uris.id(uri)
+	if !ok {
+		return
+	}
+	for _, rec := range d.sessions {
+		if _, pending := rec.pending[id]; pending {
+			rec.pending[id] = true
+		}
+	}
 }
 
 // unwatch counts one watcher of the URI id fewer, and queues OnUnwatch if
