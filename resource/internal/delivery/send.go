@@ -48,6 +48,8 @@ func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Re
 		rec = &record[G]{}
 		d.sessions[s] = rec
 	}
+	rec.sendMu.Lock()
+	d.mu.Unlock()
 	q := queued{method: method, uri: uri, req: req, next: next}
 	replaced := false
 	for i := range rec.queue {
@@ -63,7 +65,7 @@ func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Re
 		rec.sending = true
 		go d.send(s, rec)
 	}
-	d.mu.Unlock()
+	rec.sendMu.Unlock()
 	if replaced && d.opts.Coalesced != nil {
 		d.opts.Coalesced(uri)
 	}
@@ -76,9 +78,11 @@ func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Re
 // if Options.Allowed still allows it.
 func (d *Delivery[G]) send(s *mcp.ServerSession, rec *record[G]) {
 	for {
-		d.mu.Lock()
+		rec.sendMu.Lock()
 		if len(rec.queue) == 0 || d.ctx.Err() != nil {
 			rec.queue, rec.sending = nil, false
+			rec.sendMu.Unlock()
+			d.mu.Lock()
 			d.release(s, rec)
 			d.mu.Unlock()
 			return
@@ -86,8 +90,8 @@ func (d *Delivery[G]) send(s *mcp.ServerSession, rec *record[G]) {
 		q := rec.queue[0]
 		rec.queue[0] = queued{} // let go of the request
 		rec.queue = rec.queue[1:]
+		rec.sendMu.Unlock()
 		grant, hasGrant := d.grant(rec, q)
-		d.mu.Unlock()
 
 		if hasGrant && !d.opts.Allowed(d.ctx, s, q.uri, grant) {
 			continue
@@ -105,9 +109,14 @@ func (d *Delivery[G]) send(s *mcp.ServerSession, rec *record[G]) {
 }
 
 // grant returns the grant rec's subscription to q's URI was made with, if
-// q is a resources/updated and there is one. d.mu must be held.
+// q is a resources/updated and there is one.
 func (d *Delivery[G]) grant(rec *record[G], q queued) (grant G, ok bool) {
-	if rec.grants == nil || d.opts.Allowed == nil || q.method != protocol.NotificationResourceUpdated {
+	if d.opts.Allowed == nil || q.method != protocol.NotificationResourceUpdated {
+		return grant, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if rec.grants == nil {
 		return grant, false
 	}
 	id, known := d.uris.id(q.uri)

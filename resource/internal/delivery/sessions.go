@@ -2,6 +2,8 @@ package delivery
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/mcpres/mcpres/internal/smallset"
@@ -12,13 +14,16 @@ import (
 // A record is everything kept for one session: its subscriptions, the
 // grant each was made with, its send queue, and how its end is watched.
 // It exists while the session holds a subscription or a notification
-// waits for it. Guarded by Delivery.mu.
+// waits for it. Guarded by Delivery.mu, but for the queue: the session's
+// own sending takes only sendMu (after Delivery.mu, where it takes both),
+// so that thousands of sessions sending at once do not queue on one lock.
 type record[G any] struct {
 	uris    smallset.Set[uint32] // the IDs of the URIs it watches
 	grants  map[uint32]G         // by URI ID; nil if none was given
 	pending map[uint32]bool      // subscriptions go-sdk does not hold yet: true if a change was missed
-	queue   []queued             // notifications waiting, in order
-	sending bool                 // a goroutine sends the queue
+	sendMu  sync.Mutex
+	queue   []queued // notifications waiting, in order
+	sending bool     // a goroutine sends the queue
 	end     endState
 }
 
@@ -222,7 +227,13 @@ func (d *Delivery[G]) unsubscribed(s *mcp.ServerSession, rec *record[G]) {
 
 // release drops rec, s's record, if it holds nothing. d.mu must be held.
 func (d *Delivery[G]) release(s *mcp.ServerSession, rec *record[G]) {
-	if rec.uris.Len() == 0 && !rec.sending && d.sessions[s] == rec {
+	if rec.uris.Len() > 0 || d.sessions[s] != rec {
+		return
+	}
+	rec.sendMu.Lock()
+	sending := rec.sending
+	rec.sendMu.Unlock()
+	if !sending {
 		delete(d.sessions, s)
 	}
 }
@@ -375,6 +386,9 @@ func (t *uriTable) watch(uri string) (id uint32, first bool) {
 		t.byID[id] = uri
 	} else {
 		id = uint32(len(t.byID))
+		if n := len(t.byID); n == cap(t.byID) { // grow by a quarter, not double: a large table wastes little
+			t.byID = slices.Grow(t.byID, max(16, n/4))
+		}
 		t.byID = append(t.byID, uri)
 	}
 	t.ids[uri] = watchedURI{id: id, count: 1}
