@@ -48,6 +48,9 @@ func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Re
 		rec = &record[G]{}
 		d.sessions[s] = rec
 	}
+	if method == protocol.NotificationResourceUpdated {
+		d.reached(rec, uri)
+	}
 	rec.sendMu.Lock()
 	d.mu.Unlock()
 	q := queued{method: method, uri: uri, req: req, next: next}

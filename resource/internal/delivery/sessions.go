@@ -155,9 +155,10 @@ func (d *Delivery[G]) Drop(s *mcp.ServerSession) {
 
 // Confirm says that go-sdk holds s's subscription to uri, which it
 // notifies from now on. If a change to uri was delivered while the
-// subscription was pending, it is reported again (Changed): s hears of
-// it, and the URI's other watchers at most once more, at its window's
-// end. It does nothing for a subscription that is not pending.
+// subscription was pending, and go-sdk did not send it to s (it held the
+// subscription too late: see reached), it is reported again (Changed): s
+// hears of it, and the URI's other watchers at most once more, at its
+// window's end. It does nothing for a subscription that is not pending.
 func (d *Delivery[G]) Confirm(s *mcp.ServerSession, uri string) {
 	d.mu.Lock()
 	missed := false
@@ -201,6 +202,21 @@ func (d *Delivery[G]) missedWhilePending(uri string) {
 	for _, rec := range d.sessions {
 		if _, pending := rec.pending[id]; pending {
 			rec.pending[id] = true
+		}
+	}
+}
+
+// reached notes that go-sdk sends rec's session a resources/updated of
+// uri: if its subscription is pending, go-sdk held it in time, and the
+// change it was marked as missing has reached it after all. d.mu must be
+// held.
+func (d *Delivery[G]) reached(rec *record[G], uri string) {
+	if rec.pending == nil {
+		return
+	}
+	if id, ok := d.uris.id(uri); ok {
+		if _, pending := rec.pending[id]; pending {
+			rec.pending[id] = false
 		}
 	}
 }
