@@ -17,8 +17,17 @@ import (
 // steps of the pipeline return a *failure, and end turns it into the
 // answer, the log record and the access record.
 
-// CodeLegacyResourceNotFound is the "resource not found" code that MCP
-// versions before 2026-07-28 recommend.
+// CodeLegacyResourceNotFound is -32002, "resource not found" before
+// protocol 2026-07-28. The registry sends it only to older clients, as
+// Options.NotFound says (see NotFoundCode).
+//
+// 2025-11-25 (server/resources, "Error Handling"): "Servers SHOULD return
+// standard JSON-RPC errors for common failure cases: Resource not found:
+// -32002".
+//
+// 2026-07-28 (basic, "Error Codes"): "Implementations of this protocol
+// version MUST NOT emit these codes: -32002 — resource not found
+// (2025-11-25 and earlier; replaced by -32602)."
 const CodeLegacyResourceNotFound = -32002
 
 // CodeRateLimited is the JSON-RPC error code of a request refused by
@@ -155,18 +164,14 @@ func (r *Registry) reply(c *call, f *failure) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
 }
 
-// notFoundError answers an unknown or missing resource: -32602 or -32002
-// (by the client's protocol version and Options.NotFound), message
-// "Resource not found", data {"uri": …}.
+// notFoundError answers an unknown or missing resource: -32602, or -32002
+// for a client before protocol 2026-07-28 unless Options.NotFound is
+// NotFoundInvalidParams; message "Resource not found", data {"uri": …}.
+// A 2026-07-28 client never gets -32002, which its version forbids.
 func (r *Registry) notFoundError(version, u string) error {
 	code := int64(jsonrpc.CodeInvalidParams)
-	switch r.opts.NotFound {
-	case NotFoundLegacy:
+	if r.opts.NotFound != NotFoundInvalidParams && !notFoundIsInvalidParams(version) {
 		code = CodeLegacyResourceNotFound
-	case NotFoundByVersion:
-		if !notFoundIsInvalidParams(version) {
-			code = CodeLegacyResourceNotFound
-		}
 	}
 	data, _ := json.Marshal(struct {
 		URI string `json:"uri"`
