@@ -40,7 +40,8 @@ import (
 //
 // A *jsonrpc.Error that a user's function returns goes out as it is, its
 // code the function's choice, except -32002, which is answered as not
-// found (see userError).
+// found (see userError). codes_test.go provokes every refusal of the
+// registry in each version and checks its code against these rules.
 
 // CodeLegacyResourceNotFound is -32002, "resource not found" before
 // protocol 2026-07-28. The registry sends it only to older clients, as
