@@ -17,14 +17,53 @@ import (
 // steps of the pipeline return a *failure, and end turns it into the
 // answer, the log record and the access record.
 
-// CodeLegacyResourceNotFound is the "resource not found" code that MCP
-// versions before 2026-07-28 recommend.
+// Besides JSON-RPC's own codes (-32602 Invalid params and -32603 Internal
+// error), the registry sends the two below. What each protocol version
+// allows, quoted without markup:
+//
+//   - 2025-06-18 and 2025-11-25 have no section on error codes, and
+//     JSON-RPC leaves -32000…-32099 to implementations. Both recommend
+//     -32002 for a resource not found (see CodeLegacyResourceNotFound);
+//     2025-11-25's schema adds -32042, under "Implementation-specific
+//     JSON-RPC error codes [-32000, -32099]".
+//   - 2026-07-28 (basic, "Error Codes") splits that range: "-32000 to
+//     -32019 — legacy. […] New codes MUST NOT be allocated in this
+//     sub-range, and new implementations SHOULD NOT use codes from this
+//     sub-range at all." and "-32020 to -32099 — reserved for the MCP
+//     specification. […] Implementations MUST NOT emit any code from this
+//     sub-range that is not defined by this specification". It defines
+//     -32020, -32021 and -32022 there. Other codes go elsewhere: "New
+//     error codes for purposes not defined by this specification SHOULD
+//     be allocated outside the JSON-RPC reserved range (-32768 to
+//     -32000); the remainder of the integer space is available for
+//     application-defined errors."
+//
+// A *jsonrpc.Error that a user's function returns goes out as it is, its
+// code the function's choice, except -32002, which is answered as not
+// found (see userError). codes_test.go provokes every refusal of the
+// registry in each version and checks its code against these rules.
+
+// CodeLegacyResourceNotFound is -32002, "resource not found" before
+// protocol 2026-07-28. The registry sends it only to older clients, as
+// Options.NotFound says (see NotFoundCode).
+//
+// 2025-11-25 (server/resources, "Error Handling"): "Servers SHOULD return
+// standard JSON-RPC errors for common failure cases: Resource not found:
+// -32002".
+//
+// 2026-07-28 (basic, "Error Codes"): "Implementations of this protocol
+// version MUST NOT emit these codes: -32002 — resource not found
+// (2025-11-25 and earlier; replaced by -32602)."
 const CodeLegacyResourceNotFound = -32002
 
-// CodeRateLimited is the JSON-RPC error code of a request refused by
-// Options.RateLimits: an implementation-defined server error (the MCP
-// specification defines none for this), chosen to recall HTTP 429.
-const CodeRateLimited = -32029
+// CodeRateLimited is the code of a request refused by Options.RateLimits,
+// in every protocol version: 429, as HTTP's Too Many Requests. No version
+// defines a code for this. 429 lies outside -32768…-32000, as 2026-07-28
+// wants of a code it does not define. It was -32029, which 2026-07-28
+// reserves: "-32020 to -32099 — reserved for the MCP specification. […]
+// Implementations MUST NOT emit any code from this sub-range that is not
+// defined by this specification".
+const CodeRateLimited = 429
 
 // A failure is why a step stopped a call. Its fields other than decision
 // are set as the decision needs them.
@@ -155,18 +194,14 @@ func (r *Registry) reply(c *call, f *failure) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
 }
 
-// notFoundError answers an unknown or missing resource: -32602 or -32002
-// (by the client's protocol version and Options.NotFound), message
-// "Resource not found", data {"uri": …}.
+// notFoundError answers an unknown or missing resource: -32602, or -32002
+// for a client before protocol 2026-07-28 unless Options.NotFound is
+// NotFoundInvalidParams; message "Resource not found", data {"uri": …}.
+// A 2026-07-28 client never gets -32002, which its version forbids.
 func (r *Registry) notFoundError(version, u string) error {
 	code := int64(jsonrpc.CodeInvalidParams)
-	switch r.opts.NotFound {
-	case NotFoundLegacy:
+	if r.opts.NotFound != NotFoundInvalidParams && !notFoundIsInvalidParams(version) {
 		code = CodeLegacyResourceNotFound
-	case NotFoundByVersion:
-		if !notFoundIsInvalidParams(version) {
-			code = CodeLegacyResourceNotFound
-		}
 	}
 	data, _ := json.Marshal(struct {
 		URI string `json:"uri"`

@@ -80,19 +80,29 @@ func (c Cache) apply(dst *mcp.Cacheable) {
 	dst.CacheScope = string(cmp.Or(c.Scope, Public))
 }
 
-// NotFoundCode chooses the JSON-RPC error code for an unknown resource.
+// NotFoundCode chooses the JSON-RPC error code for an unknown resource
+// sent to a client before protocol 2026-07-28. A client on 2026-07-28 or
+// later gets -32602 (SEP-2164) whatever it says: that version forbids
+// -32002 (see CodeLegacyResourceNotFound). A request that carries no
+// protocol version (a direct handler call without a session) counts as
+// older. Per value:
+//
+//	                       before 2026-07-28   2026-07-28
+//	NotFoundByVersion      -32002              -32602
+//	NotFoundInvalidParams  -32602              -32602
+//	NotFoundLegacy         -32002              -32602
 type NotFoundCode int
 
 const (
-	// NotFoundByVersion, the default, answers -32602 to clients on protocol
-	// 2026-07-28 or later (SEP-2164) and -32002 to older clients, whose
-	// specification recommends that code. A request that carries no
-	// protocol version (a direct handler call without a session) counts as
-	// older.
+	// NotFoundByVersion, the default, answers -32002 to clients before
+	// 2026-07-28, whose specification recommends it, and -32602 to later
+	// ones.
 	NotFoundByVersion NotFoundCode = iota
-	// NotFoundInvalidParams always answers -32602.
+	// NotFoundInvalidParams answers -32602 to every client.
 	NotFoundInvalidParams
-	// NotFoundLegacy always answers -32002.
+	// NotFoundLegacy answers -32002 to clients before 2026-07-28, as
+	// NotFoundByVersion does. It once sent -32002 to every client; a
+	// 2026-07-28 client now gets -32602, since its version forbids -32002.
 	NotFoundLegacy
 )
 
@@ -166,8 +176,9 @@ type Options struct {
 	// MaxURILength caps the URIs the registry accepts, in bytes. Zero
 	// means DefaultMaxURILength.
 	MaxURILength int
-	// NotFound chooses the error code for unknown resources; the zero
-	// value, NotFoundByVersion, follows the client's protocol version.
+	// NotFound chooses the error code for unknown resources sent to
+	// clients before 2026-07-28; later clients always get -32602. The
+	// zero value, NotFoundByVersion, sends the older ones -32002.
 	NotFound NotFoundCode
 	// Cache is the caching hint of every result unless an entry or a read
 	// function sets its own. NewRegistry refuses it as WithCache does.

@@ -336,21 +336,29 @@ func TestReadErrors(t *testing.T) {
 	})
 }
 
+// Options.NotFound chooses the code of clients before 2026-07-28; a
+// 2026-07-28 client gets -32602 whatever it says, since its version
+// forbids -32002.
 func TestNotFoundCodeOption(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		opt  resource.NotFoundCode
-		want int64
+		opt                resource.NotFoundCode
+		before, from202607 int64
 	}{
-		{resource.NotFoundInvalidParams, jsonrpc.CodeInvalidParams},
-		{resource.NotFoundLegacy, resource.CodeLegacyResourceNotFound},
+		{resource.NotFoundByVersion, resource.CodeLegacyResourceNotFound, jsonrpc.CodeInvalidParams},
+		{resource.NotFoundInvalidParams, jsonrpc.CodeInvalidParams, jsonrpc.CodeInvalidParams},
+		{resource.NotFoundLegacy, resource.CodeLegacyResourceNotFound, jsonrpc.CodeInvalidParams},
 	} {
 		reg := newRegistry(t, &resource.Options{NotFound: tc.opt})
 		forEachVersion(t, func(t *testing.T, version string) {
 			h := connect(t, reg, version, nil, nil)
 			_, err := h.session.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "test://missing"})
 			jerr := rpcError(t, err)
-			assert.Equal(t, tc.want, jerr.Code)
+			want := tc.before
+			if version >= "2026-07-28" {
+				want = tc.from202607
+			}
+			assert.Equal(t, want, jerr.Code, "NotFound %d", tc.opt)
 			assert.JSONEq(t, `{"uri":"test://missing"}`, string(jerr.Data))
 		})
 	}

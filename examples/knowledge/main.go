@@ -85,7 +85,7 @@
 // -read-rate N caps resources/read at N a second, in bursts of up to N,
 // per caller (per user with -tokens; per client address for anonymous
 // HTTP callers; one budget for a stdio session); a read beyond it is
-// answered with error -32029 "Rate limit exceeded". 0, the default, sets
+// answered with error 429 "Rate limit exceeded". 0, the default, sets
 // no limit.
 package main
 
