@@ -65,6 +65,22 @@ const CodeLegacyResourceNotFound = -32002
 // defined by this specification".
 const CodeRateLimited = 429
 
+// originRefusal is the body of the HTTP 403 that refuses a request for
+// its Origin header (origin.go): a JSON-RPC error response without id,
+// as the transport allows ("The HTTP response body MAY comprise a
+// JSON-RPC error response that has no id", 2025-11-25 and 2026-07-28,
+// transports). The specification names no code for it. -32600 Invalid
+// Request is JSON-RPC's code for a request the server does not take as
+// sent: the refusal is of the whole HTTP request, decided before its
+// body is read, so it is no method's or params' error (-32601, -32602);
+// -32020 HeaderMismatch (2026-07-28) is for mirrored headers, with 400;
+// and an implementation-defined code (-32000 to -32099) would tell a
+// client nothing.
+var originRefusal, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.Error{
+	Code:    jsonrpc.CodeInvalidRequest,
+	Message: "Forbidden: the Origin header names an origin this server does not accept",
+}})
+
 // A failure is why a step stopped a call. Its fields other than decision
 // are set as the decision needs them.
 type failure struct {

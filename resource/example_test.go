@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
@@ -153,6 +154,59 @@ func ExampleNewHTTPHandler() {
 	// 2025-06-18 notified: docs://readme
 	// 2025-11-25 notified: docs://readme
 	// 2026-07-28 notified: docs://readme
+}
+
+// A web app served from https://app.example.com calls the server from its
+// users' browsers, which send the page's origin in the Origin header.
+// CheckOrigin allows that origin; a page of any other origin gets 403,
+// as from NewHTTPHandler alone. Clients that are not browsers send no
+// Origin, and are served.
+func ExampleCheckOrigin() {
+	reg, err := resource.NewRegistry(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
+	server, err := reg.NewServer(&mcp.Implementation{Name: "my-server"}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	h, err := resource.CheckOrigin(resource.NewHTTPHandler(server, nil), &resource.OriginOptions{
+		Allowed: []string{"https://app.example.com"}, // "scheme://host[:port]"; a malformed one is an error
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// A real server: http.ListenAndServe("127.0.0.1:8080", h)
+	hs := httptest.NewServer(h)
+	defer hs.Close()
+
+	// What a browser sends for a page of each origin.
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"app","version":"v1"}}}`
+	for _, origin := range []string{"https://app.example.com", "https://attacker.example"} {
+		req, err := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(initialize))
+		if err != nil {
+			log.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Origin", origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			log.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Println(origin, "->", resp.Status)
+		if resp.StatusCode == http.StatusForbidden {
+			fmt.Println(resp.Header.Get("Content-Type"), string(body))
+		}
+	}
+	// Output:
+	// https://app.example.com -> 200 OK
+	// https://attacker.example -> 403 Forbidden
+	// application/json {"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: the Origin header names an origin this server does not accept"}}
 }
 
 // Changed and its kin take URIs exactly as clients send them; a string no

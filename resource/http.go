@@ -3,6 +3,7 @@ package resource
 import (
 	"net/http"
 
+	"github.com/mcpres/mcpres/internal/origin"
 	"github.com/mcpres/mcpres/internal/protocol"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,6 +39,18 @@ import (
 // listChanged to them, and refuses resources/subscribe with -32602 saying
 // so, rather than accept a subscription it can never notify.
 //
+// A request from a web page of another origin is refused with 403, and a
+// JSON-RPC error body without id, before either go-sdk handler sees it:
+// the Origin header, if present, must name the request's own origin
+// (that of its Host header). Clients that are not browsers send no
+// Origin and pass. To allow a browser client served from elsewhere, wrap
+// the handler with CheckOrigin. Refusals are logged to slog.Default() at
+// Debug. A page that DNS rebinding brings to the server has the Host
+// header's origin, so the check does not refuse it: go-sdk's check of
+// the Host header on loopback addresses does (unless
+// StreamableHTTPOptions.DisableLocalhostProtection is set); on another
+// address, check the Host header in front (docs/security.md).
+//
 // NewHTTPHandler panics if server is nil.
 func NewHTTPHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.Handler {
 	if server == nil {
@@ -52,7 +65,7 @@ func NewHTTPHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.Ha
 	stateful := mcp.NewStreamableHTTPHandler(get, &o)
 	o.Stateless = true
 	stateless := mcp.NewStreamableHTTPHandler(get, &o)
-	return &eraHandler{stateful: stateful, stateless: stateless}
+	return &originCheck{policy: &origin.Policy{}, next: &eraHandler{stateful: stateful, stateless: stateless}}
 }
 
 // An eraHandler sends each request to the go-sdk handler of its protocol

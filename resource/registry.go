@@ -23,8 +23,11 @@
 //
 // [NewHTTPHandler] serves such a server over streamable HTTP to clients
 // of every protocol version on one URL, each receiving its
-// notifications. Every URI the registry lists is one it accepts in a
-// read: build instance URIs with [Registry.Expand].
+// notifications. It refuses web pages of other origins (their Origin
+// header) with 403, as the specification requires; [CheckOrigin] allows
+// the origins of a server's browser clients. Every URI the registry
+// lists is one it accepts in a read: build instance URIs with
+// [Registry.Expand].
 //
 // Lists are keyset pages with encrypted cursors (package cursor); every read
 // is checked against its MIME type (package mimetype, see [MIMEPolicy]);

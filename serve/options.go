@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/mcpres/mcpres/internal/origin"
 )
 
 // The defaults of Options, for a server reachable by clients it does not
@@ -84,8 +86,25 @@ type Options struct {
 	Logger *slog.Logger
 	// Wrap, if not nil, wraps the endpoint's handler: authentication, or
 	// resource.WithClientAddress, say. Requests to other paths never
-	// reach it. Nil means none.
+	// reach it, nor requests refused for their Origin header. Nil means
+	// none.
 	Wrap func(http.Handler) http.Handler
+	// AllowedOrigins lists the origins of the web pages allowed to call
+	// the endpoint besides its own, each "scheme://host[:port]" as a
+	// browser sends it in the Origin header, such as
+	// "https://app.example.com". A request whose Origin header is
+	// another origin, or not an origin ("null", say), gets 403 (see
+	// resource.CheckOrigin). A request without the header, from a client
+	// that is not a browser, passes. Nil means the endpoint's own origin
+	// only: that of the Host header, which a proxy in front may rewrite
+	// (list the public origin then). An entry that is not an origin is an
+	// error.
+	//
+	// "*" turns the check off: any web page a user visits can then call
+	// the server from the user's browser and network. Allow "*" only for
+	// a server that needs a bearer token on every request (see Wrap),
+	// which a browser does not attach by itself.
+	AllowedOrigins []string
 }
 
 // withDefaults returns o checked, with every zero field set to its
@@ -118,6 +137,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if c.MaxHeaderBytes < 0 {
 		bad("MaxHeaderBytes", fmt.Errorf("negative size %d", c.MaxHeaderBytes))
+	}
+	if _, err := origin.NewPolicy(c.AllowedOrigins, "serve: Options.AllowedOrigins"); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Options{}, err

@@ -9,6 +9,9 @@
 //     cancels it or hangs up, the handler's context is cancelled;
 //   - the sessions of older clients that went away are reclaimed
 //     (SessionTimeout);
+//   - a request from a web page of another origin (its Origin header)
+//     is refused with 403, unless AllowedOrigins lists that origin;
+//     clients that are not browsers send no Origin, and pass;
 //   - slow or oversized requests are cut off (ReadHeaderTimeout,
 //     ReadTimeout, MaxHeaderBytes), idle connections closed (IdleTimeout);
 //   - when the context ends, the server stops gracefully.
@@ -17,8 +20,7 @@
 // endpoint in a mux of its own, or serves TLS.
 //
 // The rules of the HTTP edge live here, so that every server built on
-// mcpres gets each new one by upgrading: the validation of the Origin
-// header comes next (issue [18]).
+// mcpres gets each new one by upgrading.
 package serve
 
 import (
@@ -35,7 +37,9 @@ import (
 // Handler returns the handler of server's endpoint: at opts.Path,
 // resource.NewHTTPHandler serves clients of every protocol version, with
 // opts.SessionTimeout and request cancellation on stateless HTTP, behind
-// opts.Wrap; every other path gets 404. opts may be nil.
+// opts.Wrap, behind the check of the Origin header (opts.AllowedOrigins;
+// refusals logged to opts.Logger at Debug); every other path gets 404.
+// opts may be nil.
 //
 // Handler returns an error for a nil server, invalid options, or a Wrap
 // that returns nil.
@@ -69,6 +73,14 @@ func (o *Options) handler(server *mcp.Server) (http.Handler, error) {
 		if h = o.Wrap(h); h == nil {
 			return nil, errors.New("serve: Options.Wrap returned a nil handler")
 		}
+	}
+	// Web pages of other origins are refused before Wrap sees them (with
+	// 403, not a 401 of its authentication), and refusals logged to
+	// o.Logger; the check of resource.NewHTTPHandler passes what this one
+	// passed.
+	h, err := resource.CheckOrigin(h, &resource.OriginOptions{Allowed: o.AllowedOrigins, Logger: o.Logger})
+	if err != nil {
+		return nil, err // withDefaults checked AllowedOrigins
 	}
 	return &endpoint{path: o.Path, h: h}, nil
 }

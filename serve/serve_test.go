@@ -3,12 +3,15 @@ package serve_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -167,6 +170,95 @@ func TestHandlerWrap(t *testing.T) {
 	readHello(t, mcptest.ConnectHTTP(t, ts.URL+serve.DefaultPath, token, protocol.Version20260728, nil))
 	requireStatus(t, http.StatusUnauthorized, ts.URL, serve.DefaultPath)
 	requireStatus(t, http.StatusNotFound, ts.URL, "/", "/other")
+}
+
+// withOrigin is an http.RoundTripper that sends an Origin header, as a
+// browser does for a web page, and keeps the status and Content-Type of
+// the last answer.
+type withOrigin struct {
+	origin string
+	mu     sync.Mutex
+	last   []string // status code and Content-Type
+}
+
+func (o *withOrigin) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Origin", o.origin)
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil {
+		o.mu.Lock()
+		o.last = []string{strconv.Itoa(resp.StatusCode), resp.Header.Get("Content-Type")}
+		o.mu.Unlock()
+	}
+	return resp, err
+}
+
+// The endpoint refuses a web page of another origin with 403, before
+// Wrap, and logs it to Options.Logger; it serves its own origin, those
+// of AllowedOrigins, and clients that send no Origin. Its first lines
+// are the snippet of docs/security.md.
+func TestHandlerOrigin(t *testing.T) {
+	opts := &serve.Options{
+		AllowedOrigins: []string{"https://app.example.com"}, // the web app that calls the server from browsers
+	}
+	// A real server: serve.ListenAndServe(ctx, addr, server, opts)
+
+	var log bytes.Buffer
+	var mu sync.Mutex
+	wrapped := 0
+	opts.Logger = slog.New(slog.NewTextHandler(syncWriter{&mu, &log}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	opts.Wrap = func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			mu.Lock()
+			wrapped++
+			mu.Unlock()
+			h.ServeHTTP(w, req)
+		})
+	}
+	ts := startHandler(t, newTestServer(t).Server, opts)
+	url := ts.URL + serve.DefaultPath
+	for _, version := range versions {
+		readHello(t, mcptest.ConnectHTTP(t, url, "", version, nil))
+		for _, origin := range []string{ts.URL, "https://app.example.com"} {
+			transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: &withOrigin{origin: origin}}}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "browser"}, nil).Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			require.NoError(t, err, "%s from %s", version, origin)
+			readHello(t, cs)
+			cs.Close()
+		}
+
+		mu.Lock()
+		before := wrapped
+		mu.Unlock()
+		browser := &withOrigin{origin: "http://attacker.example"}
+		transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: browser}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "browser"}, nil).Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err == nil {
+			cs.Close()
+		}
+		require.Error(t, err, version)
+		browser.mu.Lock()
+		require.Equal(t, []string{"403", "application/json"}, browser.last, version)
+		browser.mu.Unlock()
+		mu.Lock()
+		require.Equal(t, before, wrapped, "%s: Wrap saw no refused request", version)
+		mu.Unlock()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Regexp(t, `level=DEBUG msg="refused a request for its Origin header" origin=http://attacker.example host=127.0.0.1:\d+ method=POST`, log.String())
+}
+
+// syncWriter writes to w under mu: the server logs from its goroutines.
+type syncWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (s syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 // NewServer sets the limits of the options, or their defaults, and no
@@ -331,6 +423,9 @@ func TestInvalid(t *testing.T) {
 		{"negative ShutdownTimeout", &serve.Options{ShutdownTimeout: -1}, []string{"serve: Options.ShutdownTimeout: negative duration"}},
 		{"negative MaxHeaderBytes", &serve.Options{MaxHeaderBytes: -1}, []string{"serve: Options.MaxHeaderBytes: negative size -1"}},
 		{"two bad fields", &serve.Options{ReadTimeout: -1, MaxHeaderBytes: -1}, []string{"Options.ReadTimeout", "Options.MaxHeaderBytes"}},
+		{"an allowed origin with a path", &serve.Options{AllowedOrigins: []string{"*", "https://app.example.com/"}},
+			[]string{`serve: Options.AllowedOrigins[1]: "https://app.example.com/" is not an origin: it has a path`}},
+		{"null allowed", &serve.Options{AllowedOrigins: []string{"null"}}, []string{`serve: Options.AllowedOrigins[0]: "null"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Logger = quiet

@@ -1,0 +1,375 @@
+package resource_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpres/mcpres/resource"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// originVersions are the protocol versions of the Origin tests' clients:
+// one of each era, a stateful session and stateless requests.
+var originVersions = []string{"2025-11-25", "2026-07-28"}
+
+// A browser is an http.RoundTripper that sends an Origin header, as a
+// browser does for a web page, on the requests of some HTTP methods, and
+// records the requests refused with 403.
+type browser struct {
+	next    *http.Transport
+	mu      sync.Mutex
+	origin  string   // "" for none
+	methods []string // that carry it; nil for every method
+	refused []refusal
+}
+
+// A refusal is a 403 answer a browser received.
+type refusal struct {
+	method      string
+	contentType string
+	body        []byte
+}
+
+// newBrowser returns a browser that sends origin on the requests of
+// methods (every method if none).
+func newBrowser(t *testing.T, origin string, methods ...string) *browser {
+	b := &browser{next: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(b.next.CloseIdleConnections)
+	b.set(origin, methods...)
+	return b
+}
+
+// set makes b send origin on the requests of methods from now on.
+func (b *browser) set(origin string, methods ...string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.origin, b.methods = origin, methods
+}
+
+func (b *browser) RoundTrip(req *http.Request) (*http.Response, error) {
+	b.mu.Lock()
+	origin, methods := b.origin, b.methods
+	b.mu.Unlock()
+	if origin != "" && (methods == nil || slices.Contains(methods, req.Method)) {
+		req = req.Clone(req.Context())
+		req.Header.Set("Origin", origin)
+	}
+	resp, err := b.next.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	b.mu.Lock()
+	b.refused = append(b.refused, refusal{req.Method, resp.Header.Get("Content-Type"), body})
+	b.mu.Unlock()
+	return resp, nil
+}
+
+// refusals returns the 403s b has received.
+func (b *browser) refusals() []refusal {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.refused)
+}
+
+// connect connects a client at version to url through b, with opts. The
+// session, if any, is closed when t ends at the latest, so that the
+// test server's Close does not wait for its GET stream.
+func (b *browser) connect(t *testing.T, url, version string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "browser", Version: "v0"}, opts)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: b}},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+// requireRefusals checks that b received at least one 403 and that each
+// is the refusal of an Origin: a JSON-RPC error -32600 without id, with
+// Content-Type application/json; methods, if any, are those of the
+// requests refused.
+func requireRefusals(t *testing.T, b *browser, what string, methods ...string) {
+	t.Helper()
+	got := b.refusals()
+	require.NotEmpty(t, got, "%s: no request refused", what)
+	for _, r := range got {
+		if len(methods) > 0 {
+			assert.Contains(t, methods, r.method, "%s: the refused request", what)
+		}
+		assert.Equal(t, "application/json", r.contentType, "%s %s", what, r.method)
+		// go-sdk's jsonrpc.DecodeMessage refuses a response without id.
+		var fields map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(r.body, &fields), "%s %s: %s", what, r.method, r.body)
+		assert.NotContains(t, fields, "id", "%s %s: a JSON-RPC error response that has no id", what, r.method)
+		assert.JSONEq(t, `"2.0"`, string(fields["jsonrpc"]), "%s %s", what, r.method)
+		var jerr jsonrpc.Error
+		require.NoError(t, json.Unmarshal(fields["error"], &jerr), "%s %s: %s", what, r.method, r.body)
+		assert.EqualValues(t, jsonrpc.CodeInvalidRequest, jerr.Code, "%s %s", what, r.method)
+		assert.Contains(t, jerr.Message, "Origin", "%s %s", what, r.method)
+	}
+}
+
+// originServer serves eraRegistry's server with NewHTTPHandler, wrapped
+// by wrap if not nil, on a loopback port until t ends. It returns the
+// registry, the server and the endpoint's URL.
+func originServer(t *testing.T, wrap func(http.Handler) http.Handler) (*resource.Registry, *mcp.Server, string) {
+	t.Helper()
+	reg, server := eraRegistry(t)
+	h := resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: time.Hour})
+	if wrap != nil {
+		h = wrap(h)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	return reg, server, hs.URL + "/mcp"
+}
+
+// sessions counts the sessions server holds.
+func sessions(server *mcp.Server) int {
+	n := 0
+	for range server.Sessions() {
+		n++
+	}
+	return n
+}
+
+// NewHTTPHandler refuses a client of each era that sends an Origin other
+// than the endpoint's own, or one that is not an origin, from its first
+// request: no session is made.
+func TestHTTPHandlerRefusesForeignOrigin(t *testing.T) {
+	t.Parallel()
+	_, server, url := originServer(t, nil)
+	own := url[:len(url)-len("/mcp")] // http://127.0.0.1:port
+	for _, origin := range []string{
+		"http://attacker.example",
+		"null",
+		"http://localhost" + own[len("http://127.0.0.1"):], // the same server, by another name
+		own + "/", // not an origin
+	} {
+		for _, version := range originVersions {
+			what := version + " from " + origin
+			b := newBrowser(t, origin)
+			_, err := b.connect(t, url, version, nil)
+			require.Error(t, err, what)
+			requireRefusals(t, b, what, http.MethodPost)
+		}
+	}
+	assert.Zero(t, sessions(server), "no refused client has a session")
+}
+
+// A client whose requests take an Origin header in the course of a
+// session (2025-11-25) or between stateless requests (2026-07-28) is
+// refused from then on.
+func TestHTTPHandlerRefusesForeignOriginInSession(t *testing.T) {
+	t.Parallel()
+	_, _, url := originServer(t, nil)
+	for _, version := range originVersions {
+		b := newBrowser(t, "")
+		cs, err := b.connect(t, url, version, nil)
+		require.NoError(t, err, version)
+		_, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "docs://readme"})
+		require.NoError(t, err, version)
+
+		b.set("http://attacker.example", http.MethodPost)
+		_, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "docs://readme"})
+		require.Error(t, err, version)
+		requireRefusals(t, b, version+" read", http.MethodPost)
+	}
+}
+
+// A 2025-11-25 session's GET stream, and its DELETE, are refused as its
+// POSTs are: the refused DELETE does not end the session.
+func TestHTTPHandlerRefusesForeignOriginGETAndDELETE(t *testing.T) {
+	t.Parallel()
+	_, server, url := originServer(t, nil)
+
+	b := newBrowser(t, "http://attacker.example", http.MethodGet)
+	cs, err := b.connect(t, url, "2025-11-25", nil)
+	require.NoError(t, err, "the POSTs carry no Origin")
+	// The client opens its GET stream in the background, and goes on
+	// without it once refused.
+	require.Eventually(t, func() bool { return len(b.refusals()) > 0 }, time.Minute, time.Millisecond, "the GET stream is refused")
+	requireRefusals(t, b, "GET stream", http.MethodGet)
+	_, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "docs://readme"})
+	require.NoError(t, err, "a POST without Origin is served")
+	cs.Close()
+	require.Eventually(t, func() bool { return sessions(server) == 0 }, time.Minute, time.Millisecond, "an accepted DELETE ends the session")
+
+	b = newBrowser(t, "http://attacker.example", http.MethodDelete)
+	cs, err = b.connect(t, url, "2025-11-25", nil)
+	require.NoError(t, err)
+	id := cs.ID()
+	require.NoError(t, cs.Close())
+	requireRefusals(t, b, "DELETE", http.MethodDelete)
+	held := false
+	for ss := range server.Sessions() {
+		held = held || ss.ID() == id
+	}
+	assert.True(t, held, "the refused DELETE ended no session")
+}
+
+// A page that DNS rebinding brings to a loopback server sends its own
+// name as Host and Origin alike, which the Origin check cannot tell from
+// the server's own origin: go-sdk's check of the Host header on loopback
+// addresses refuses it, as NewHTTPHandler's doc says, for every method.
+func TestHTTPHandlerRefusesRebinding(t *testing.T) {
+	t.Parallel()
+	_, server, url := originServer(t, nil)
+	port := url[len("http://127.0.0.1:") : len(url)-len("/mcp")]
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		require.NoError(t, err)
+		req.Host = "attacker.example:" + port
+		req.Header.Set("Origin", "http://attacker.example:"+port)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := newBrowser(t, "").next.RoundTrip(req)
+		require.NoError(t, err, method)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode, method)
+	}
+	assert.Zero(t, sessions(server))
+}
+
+// Requests without an Origin header, from the endpoint's own origin, from
+// an origin CheckOrigin allows, or from any origin behind "*", are
+// served: a client of each era reads, and is notified on its stream (a
+// session's GET stream, or a 2026-07-28 subscriptions/listen).
+func TestHTTPHandlerServesOrigins(t *testing.T) {
+	t.Parallel()
+	allow := func(allowed ...string) func(http.Handler) http.Handler {
+		return func(h http.Handler) http.Handler {
+			c, err := resource.CheckOrigin(h, &resource.OriginOptions{Allowed: allowed, Logger: quietLogger()})
+			require.NoError(t, err)
+			return c
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		wrap   func(http.Handler) http.Handler
+		origin func(url string) string
+	}{
+		{"no Origin", nil, func(string) string { return "" }},
+		{"own origin", nil, func(url string) string { return url[:len(url)-len("/mcp")] }},
+		{"allowed origin", allow("https://app.example", "http://localhost:5173"), func(string) string { return "https://app.example" }},
+		{"allowed origin around a middleware", func(h http.Handler) http.Handler {
+			return allow("https://app.example")(resource.WithClientAddress(h, ""))
+		}, func(string) string { return "https://app.example" }},
+		{"any origin", allow("*"), func(string) string { return "http://attacker.example" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			reg, _, url := originServer(t, tc.wrap)
+			for i, version := range originVersions {
+				updates := make(chan string, 10)
+				b := newBrowser(t, tc.origin(url))
+				cs, err := b.connect(t, url, version, &mcp.ClientOptions{
+					ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+						updates <- req.Params.URI
+					},
+				})
+				require.NoError(t, err, version)
+				res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "docs://readme"})
+				require.NoError(t, err, version)
+				assert.Equal(t, "hello", res.Contents[0].Text, version)
+				require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "docs://readme"}), version)
+				// A 2026-07-28 listen is opened in the background. The
+				// sessions stay open until t ends, so that each version
+				// counts one more subscription.
+				require.Eventually(t, func() bool { n, _, _ := reg.SubscriptionStats(); return n == i+1 }, time.Minute, time.Millisecond, version)
+				require.NoError(t, reg.Changed("docs://readme"))
+				assert.Equal(t, "docs://readme", next(t, updates, version+" update"), version)
+				assert.Empty(t, b.refusals(), version)
+			}
+		})
+	}
+}
+
+// A refusal is logged at Debug: NewHTTPHandler's to slog.Default(),
+// CheckOrigin's to OriginOptions.Logger. Not parallel: it sets
+// slog.Default().
+func TestHTTPHandlerLogsRefusals(t *testing.T) {
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(logger)
+	_, _, url := originServer(t, nil)
+	_, err := newBrowser(t, "http://attacker.example").connect(t, url, "2026-07-28", nil)
+	require.Error(t, err)
+	assert.Regexp(t, `level=DEBUG msg="refused a request for its Origin header" origin=http://attacker.example host=127.0.0.1:\d+ method=POST reason=`, logs.String())
+
+	var mine lockedBuffer
+	_, _, url = originServer(t, func(h http.Handler) http.Handler {
+		c, err := resource.CheckOrigin(h, &resource.OriginOptions{
+			Allowed: []string{"https://app.example"},
+			Logger:  slog.New(slog.NewTextHandler(&mine, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		})
+		require.NoError(t, err)
+		return c
+	})
+	_, err = newBrowser(t, "null").connect(t, url, "2025-11-25", nil)
+	require.Error(t, err)
+	assert.Contains(t, mine.String(), `level=DEBUG msg="refused a request for its Origin header" origin=null`)
+}
+
+// lockedBuffer is a bytes.Buffer that a log handler writes to from the
+// server's goroutines while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// CheckOrigin refuses a nil handler, and names each allowed origin that
+// is not one.
+func TestCheckOriginInvalid(t *testing.T) {
+	t.Parallel()
+	_, err := resource.CheckOrigin(nil, nil)
+	require.EqualError(t, err, "resource: CheckOrigin: nil handler")
+	h, err := resource.CheckOrigin(http.NotFoundHandler(), nil)
+	require.NoError(t, err)
+	require.NotNil(t, h)
+
+	_, err = resource.CheckOrigin(http.NotFoundHandler(), &resource.OriginOptions{
+		Allowed: []string{"https://app.example", "https://app.example/", "null", "app.example"},
+	})
+	require.Error(t, err)
+	for _, want := range []string{
+		`resource: OriginOptions.Allowed[1]: "https://app.example/" is not an origin: it has a path`,
+		`resource: OriginOptions.Allowed[2]: "null"`,
+		`resource: OriginOptions.Allowed[3]: "app.example" is not an origin`,
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+	assert.NotContains(t, err.Error(), "Allowed[0]")
+}
