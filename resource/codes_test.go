@@ -151,15 +151,7 @@ func newCodesFixture(t *testing.T, version string, opts *resource.Options) *code
 	server, err := reg.NewServer(&mcp.Implementation{Name: "codes", Version: "v0"}, &mcp.ServerOptions{Logger: quietLogger()})
 	require.NoError(t, err)
 	f := &codesFixture{reg: reg, server: server, version: version, listens: make(chan error, 10)}
-	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			if method == "subscriptions/listen" && err != nil {
-				f.listens <- err
-			}
-			return res, err
-		}
-	})
+	reportListenErrors(server, f.listens)
 	server.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)

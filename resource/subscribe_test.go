@@ -72,15 +72,7 @@ func newSubscriptions(t *testing.T, opts *resource.Options) *subscriptions {
 	require.NoError(t, s.reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user"}, nil2))
 	server, err := s.reg.NewServer(&mcp.Implementation{Name: "subs"}, &mcp.ServerOptions{Logger: quietLogger()})
 	require.NoError(t, err)
-	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			if method == "subscriptions/listen" && err != nil {
-				s.listenErrors <- err
-			}
-			return res, err
-		}
-	})
+	reportListenErrors(server, s.listenErrors)
 	s.server = server
 	return s
 }
@@ -422,3 +414,18 @@ func (h logSignal) Handle(_ context.Context, r slog.Record) error {
 }
 func (h logSignal) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h logSignal) WithGroup(string) slog.Handler      { return h }
+
+// reportListenErrors sends on errs the error of each subscriptions/listen
+// server answers with one: go-sdk's client opens a 2026-07-28
+// subscription in the background and drops the server's answer.
+func reportListenErrors(server *mcp.Server, errs chan<- error) {
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "subscriptions/listen" && err != nil {
+				errs <- err
+			}
+			return res, err
+		}
+	})
+}
