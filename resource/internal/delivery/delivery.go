@@ -33,8 +33,9 @@
 // anything per session. Subscriptions are recorded and refused there
 // (Subscribe, the per-session limit), and forgotten when the session ends.
 // go-sdk holds a subscription only once the registry has recorded it: a
-// change delivered in between is reported again when go-sdk's answer to
-// the subscription goes out (Confirm), so that none is lost.
+// change delivered in between that go-sdk did not send to the new
+// subscriber is reported again when go-sdk's answer to the subscription
+// has gone out (Confirm), so that none is lost and none is told twice.
 //
 // The package is internal to resource: it works on go-sdk's sessions and
 // requests and on the registry's grants, which the leaf package subscribe
