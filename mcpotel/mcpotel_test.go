@@ -226,22 +226,8 @@ func (c *client) subscribe(t *testing.T, uri string) {
 	if c.InitializeResult().ProtocolVersion >= "2026-07-28" {
 		// The acknowledgment of this listen, not of another (a client
 		// with a ResourceListChangedHandler opens one as it connects).
-		for receive(t, c.acked, "notifications/subscriptions/acknowledged of "+uri) != uri {
+		for mcptest.Receive(t, c.acked, "notifications/subscriptions/acknowledged of "+uri) != uri {
 		}
-	}
-}
-
-// receive returns the next value of ch. It fails t if none comes within
-// mcptest.WaitTimeout, which only a broken server would take: it is a
-// bound on a wait for an event, not a time anything is expected to take.
-func receive[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(mcptest.WaitTimeout):
-		t.Fatalf("no %s within %v", what, mcptest.WaitTimeout)
-		panic("unreachable")
 	}
 }
 
@@ -371,7 +357,7 @@ func TestSpansAndMetricsOverTheProtocol(t *testing.T) {
 			n, _, _ := r.SubscriptionStats()
 			require.Equal(t, 1, n)
 			require.NoError(t, r.Changed("db://users/42"))
-			assert.Equal(t, "db://users/42", receive(t, updated, "notifications/resources/updated"))
+			assert.Equal(t, "db://users/42", mcptest.Receive(t, updated, "notifications/resources/updated"))
 			subs := tel.ended("resources/subscribe")
 			require.Len(t, subs, 1)
 			assert.Equal(t, "db://users/{id}", str(subs[0], mcpotel.AttrTemplate))
@@ -425,7 +411,7 @@ func TestSpansAndMetricsOverTheProtocol(t *testing.T) {
 			assert.EqualValues(t, len("text of docs://a")+len(`{"id":"42"}`), bytes)
 			// The client may have the notification before the server's
 			// send returns and is counted: wait until it is.
-			assert.Equal(t, "db://users/42", receive(t, tel.notified, "the Observer's EventNotified"))
+			assert.Equal(t, "db://users/42", mcptest.Receive(t, tel.notified, "the Observer's EventNotified"))
 			assert.EqualValues(t, 1, sum(t, tel.collect(t), "mcpres.notifications.sent",
 				attribute.String("mcp.method.name", "notifications/resources/updated")))
 			gauge := ms["mcpres.subscriptions.open"].Data.(metricdata.Gauge[int64])

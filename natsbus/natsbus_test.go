@@ -292,11 +292,7 @@ func newReplica(t *testing.T, bus *natsbus.Bus, version string) *replica {
 	// listen's acknowledgment. The registry counts it (SubscriptionStats)
 	// before either, inside go-sdk's SubscribeHandler.
 	if version >= "2026-07-28" {
-		select {
-		case <-acked:
-		case <-time.After(waitTimeout):
-			t.Fatal("the subscriptions/listen was not acknowledged")
-		}
+		mcptest.Receive(t, acked, "acknowledgment of the subscriptions/listen")
 	}
 	return r
 }

@@ -250,11 +250,7 @@ func TestPostgresRegistries(t *testing.T) {
 		// once the listen is sent) once it sends the listen's
 		// acknowledgment; the registry counts it before either.
 		if version >= "2026-07-28" {
-			select {
-			case <-acked:
-			case <-time.After(waitTimeout):
-				t.Fatal("the subscriptions/listen was not acknowledged")
-			}
+			mcptest.Receive(t, acked, "acknowledgment of the subscriptions/listen")
 		}
 		return r
 	}

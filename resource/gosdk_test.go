@@ -549,12 +549,7 @@ func TestSDKSubscriptionHeldAfterHandler(t *testing.T) {
 				ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { got <- req.Params.URI },
 			})
 			require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "x:a"}))
-			select {
-			case u := <-got:
-				assert.Equal(t, "x:a", u)
-			case <-time.After(mcptest.WaitTimeout):
-				t.Fatal(changed(13, "subscriptionHeld") + ": no update once held")
-			}
+			assert.Equal(t, "x:a", mcptest.Receive(t, got, changed(13, "subscriptionHeld")+": update once held"))
 			// The one from within the handler would have come first, on the
 			// same connection: there is none.
 			assert.Empty(t, got, changed(13, "subscriptionHeld")+": the handler's own update reached the session")

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/subscribe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -85,10 +86,8 @@ func (n *notifyBench) latency(b *testing.B, change func()) {
 		b.StartTimer()
 		start := time.Now()
 		change()
-		select {
-		case <-n.reached:
-		case <-time.After(time.Minute):
-			b.Fatalf("%d of %d notifications after a minute", n.total.Load()-(n.target.Load()-int64(len(n.received))), len(n.received))
+		if _, ok := mcptest.Await(n.reached); !ok {
+			b.Fatalf("%d of %d notifications within %v", n.total.Load()-(n.target.Load()-int64(len(n.received))), len(n.received), mcptest.WaitTimeout)
 		}
 		times = append(times, time.Since(start))
 	}
@@ -161,10 +160,6 @@ func (n *notifyBench) stallOne(b *testing.B, version string) {
 	if err := n.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}); err != nil {
 		b.Fatal(err)
 	}
-	select {
-	case <-got:
-	case <-time.After(time.Minute):
-		b.Fatal("the session to stall not notified after a minute")
-	}
+	mcptest.Receive(b, got, "notification of the session to stall")
 	stalling.stall()
 }

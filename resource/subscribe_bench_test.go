@@ -7,8 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -205,12 +205,10 @@ func subscribeAcked(ctx context.Context, cs *mcp.ClientSession, acked <-chan str
 	if cs.InitializeResult().ProtocolVersion < "2026-07-28" {
 		return nil
 	}
-	select {
-	case <-acked:
-		return nil
-	case <-time.After(time.Minute):
-		return fmt.Errorf("subscriptions/listen to %s not acknowledged after a minute", uri)
+	if _, ok := mcptest.Await(acked); !ok {
+		return fmt.Errorf("subscriptions/listen to %s not acknowledged within %v", uri, mcptest.WaitTimeout)
 	}
+	return nil
 }
 
 // checkSubscribed sends one notification through the server's
@@ -220,10 +218,8 @@ func (n *notifyBench) checkSubscribed(b *testing.B) {
 	if err := n.server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}); err != nil {
 		b.Fatal(err)
 	}
-	select {
-	case <-n.reached:
-	case <-time.After(time.Minute):
-		b.Fatalf("%d of %d sessions notified after a minute", n.total.Load(), len(n.received))
+	if _, ok := mcptest.Await(n.reached); !ok {
+		b.Fatalf("%d of %d sessions notified within %v", n.total.Load(), len(n.received), mcptest.WaitTimeout)
 	}
 	for i := range n.received {
 		if got := n.received[i].Load(); got != 1 {

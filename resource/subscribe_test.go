@@ -363,9 +363,7 @@ func TestChangeWhileSubscribingIsNotLost(t *testing.T) {
 				reg = newRegistry(t, &resource.Options{Logger: quietLogger(), Subscriptions: resource.SubscriptionOptions{
 					OnWatch: func(uri string) {
 						assert.NoError(t, reg.Changed(uri))
-						select {
-						case <-sent:
-						case <-time.After(mcptest.WaitTimeout):
+						if _, ok := mcptest.Await(sent); !ok {
 							t.Error("go-sdk never sent the change")
 						}
 					},
@@ -387,12 +385,7 @@ func TestChangeWhileSubscribingIsNotLost(t *testing.T) {
 					cs = mcptest.ConnectHTTP(t, ts.URL, "", version, opts)
 				}
 				require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "docs://a"}))
-				select {
-				case u := <-got:
-					assert.Equal(t, "docs://a", u)
-				case <-time.After(mcptest.WaitTimeout):
-					t.Fatal("the change OnWatch reported never reached the subscriber")
-				}
+				assert.Equal(t, "docs://a", mcptest.Receive(t, got, "update of the change OnWatch reported"))
 			})
 		}
 	}

@@ -141,12 +141,7 @@ func TestHandlerCancelledRead(t *testing.T) {
 			}()
 			_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: slowURI})
 			require.ErrorIs(t, err, context.Canceled)
-			select {
-			case cause := <-s.ended:
-				require.Error(t, cause)
-			case <-time.After(mcptest.WaitTimeout):
-				t.Fatal("the read function's context was not cancelled")
-			}
+			require.Error(t, mcptest.Receive(t, s.ended, "cancellation of the read function's context"))
 		})
 	}
 }
@@ -348,12 +343,7 @@ func TestServe(t *testing.T) {
 	requireStatus(t, http.StatusNotFound, "http://"+addr, "/", "/other")
 
 	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(mcptest.WaitTimeout):
-		t.Fatal("Serve has not returned: open streams hold up the shutdown")
-	}
+	require.NoError(t, mcptest.Receive(t, done, "return of Serve (open streams would hold up the shutdown)"))
 	require.Contains(t, log.String(), `level=INFO msg="serving MCP over streamable HTTP" url=`+url+"\n")
 	again, err := net.Listen("tcp", addr)
 	require.NoError(t, err, "the port is released")
