@@ -106,15 +106,16 @@ type Delivery[G any] struct {
 	sessions   map[*mcp.ServerSession]*record[G] // with subscriptions or notifications waiting
 	count      int                               // subscriptions
 	subscribed int                               // sessions holding any
-	// pendingCount is the number of subscriptions go-sdk does not hold
-	// yet (see Subscribe): a delivery looks for them only when there are.
-	pendingCount int
-	hooks        hooks.Queue[hookCall]
-	servers      []*mcp.Server // mounted
-	swept        int           // records whose end the sweep watches
-	stopSweep    chan struct{} // closed by Close; nil before the first sweep
-	listTimer    *time.Timer   // set while a list_changed is pending
-	listFiring   sync.WaitGroup
+	// pending holds, by URI ID, the records whose subscription to it
+	// go-sdk does not hold yet (see Subscribe): a delivery marks just
+	// those, and there are none most of the time.
+	pending    map[uint32][]*record[G]
+	hooks      hooks.Queue[hookCall]
+	servers    []*mcp.Server // mounted
+	swept      int           // records whose end the sweep watches
+	stopSweep  chan struct{} // closed by Close; nil before the first sweep
+	listTimer  *time.Timer   // set while a list_changed is pending
+	listFiring sync.WaitGroup
 
 	countMu sync.Mutex // orders Count calls
 }

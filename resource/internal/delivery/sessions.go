@@ -95,7 +95,10 @@ func (d *Delivery[G]) Subscribe(s *mcp.ServerSession, uri string, sub Subscripti
 				rec.pending = make(map[uint32]bool)
 			}
 			rec.pending[id] = false
-			d.pendingCount++
+			if d.pending == nil {
+				d.pending = make(map[uint32][]*record[G])
+			}
+			d.pending[id] = append(d.pending[id], rec)
 		}
 	}
 	if sub.Granted {
@@ -145,7 +148,9 @@ func (d *Delivery[G]) Drop(s *mcp.ServerSession) {
 		d.mu.Unlock()
 		return
 	}
-	d.pendingCount -= len(rec.pending)
+	for id := range rec.pending {
+		d.settle(rec, id)
+	}
 	rec.uris.Each(d.unwatch)
 	rec.uris, rec.grants, rec.pending = smallset.Set[uint32]{}, nil, nil
 	d.unsubscribed(s, rec)
@@ -185,24 +190,32 @@ func (d *Delivery[G]) settle(rec *record[G], id uint32) (missed bool) {
 	if len(rec.pending) == 0 {
 		rec.pending = nil
 	}
-	d.pendingCount--
+	recs := d.pending[id]
+	if i := slices.Index(recs, rec); i >= 0 {
+		recs[i] = recs[len(recs)-1]
+		recs[len(recs)-1] = nil
+		recs = recs[:len(recs)-1]
+	}
+	if len(recs) == 0 {
+		delete(d.pending, id)
+	} else {
+		d.pending[id] = recs
+	}
 	return missed
 }
 
 // missedWhilePending marks the pending subscriptions to uri, which is
 // being delivered, as having missed a change. d.mu must be held.
 func (d *Delivery[G]) missedWhilePending(uri string) {
-	if d.pendingCount == 0 {
+	if len(d.pending) == 0 {
 		return
 	}
 	id, ok := d.uris.id(uri)
 	if !ok {
 		return
 	}
-	for _, rec := range d.sessions {
-		if _, pending := rec.pending[id]; pending {
-			rec.pending[id] = true
-		}
+	for _, rec := range d.pending[id] {
+		rec.pending[id] = true
 	}
 }
 
