@@ -49,13 +49,7 @@ func connectHTTPWatcher(t *testing.T, url, version string) *httpWatcher {
 // within a minute: the test is of delivery, not of its timing.
 func next[T any](t *testing.T, c <-chan T, what string) T {
 	t.Helper()
-	select {
-	case v := <-c:
-		return v
-	case <-time.After(time.Minute):
-		t.Fatalf("no %s arrived", what)
-		panic("unreachable")
-	}
+	return mcptest.Receive(t, c, what)
 }
 
 // eraRegistry is a registry with a static resource and a template whose

@@ -103,6 +103,9 @@ const (
 	// NotFoundLegacy answers -32002 to clients before 2026-07-28, as
 	// NotFoundByVersion does. It once sent -32002 to every client; a
 	// 2026-07-28 client now gets -32602, since its version forbids -32002.
+	//
+	// Deprecated: it is NotFoundByVersion; use that (or leave
+	// Options.NotFound zero).
 	NotFoundLegacy
 )
 

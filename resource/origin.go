@@ -37,7 +37,12 @@ type OriginOptions struct {
 
 // CheckOrigin returns a handler that refuses a request whose Origin
 // header is present but neither the request's own origin nor one of
-// opts.Allowed, as NewHTTPHandler does, and passes the others to h.
+// opts.Allowed, as NewHTTPHandler does, and passes the others to h. To a
+// request it passes that has an Origin header it adds the CORS headers a
+// browser needs to read the answer (Access-Control-Allow-Origin, and
+// Mcp-Session-Id exposed), and it answers the browser's CORS preflight
+// (OPTIONS) itself, allowing GET, POST and DELETE with the headers asked
+// for.
 // Wrap the handler of NewHTTPHandler with it (directly, or around other
 // middleware) to allow the origins of browser clients: a request it
 // passes is not checked again beneath it. opts may be nil.
@@ -98,5 +103,29 @@ func (c *originCheck) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		w.Write(originRefusal)
 		return
 	}
+	// A browser reads a cross-origin answer only if the server says it
+	// may (CORS), and asks first, with OPTIONS, before a POST with a JSON
+	// body or an MCP header: go-sdk answers neither, so an allowed
+	// origin is answered here. (For the request's own origin the headers
+	// change nothing.)
+	allowCORS(w.Header(), req.Header.Get("Origin"))
+	if req.Method == http.MethodOptions && req.Header.Get("Access-Control-Request-Method") != "" {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+		if asked := req.Header.Get("Access-Control-Request-Headers"); asked != "" {
+			h.Set("Access-Control-Allow-Headers", asked)
+		}
+		h.Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	c.next.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), originCheckedKey{}, true)))
+}
+
+// allowCORS lets a page of origin, which the check allowed, read the
+// answer and its session ID.
+func allowCORS(h http.Header, origin string) {
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id")
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -308,7 +309,7 @@ func TestHTTPHandlerServesOrigins(t *testing.T) {
 // CheckOrigin's to OriginOptions.Logger. Not parallel: it sets
 // slog.Default().
 func TestHTTPHandlerLogsRefusals(t *testing.T) {
-	var logs lockedBuffer
+	var logs mcptest.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(logger)
@@ -317,7 +318,7 @@ func TestHTTPHandlerLogsRefusals(t *testing.T) {
 	require.Error(t, err)
 	assert.Regexp(t, `level=DEBUG msg="refused a request for its Origin header" origin=http://attacker.example host=127.0.0.1:\d+ method=POST reason=`, logs.String())
 
-	var mine lockedBuffer
+	var mine mcptest.Buffer
 	_, _, url = originServer(t, func(h http.Handler) http.Handler {
 		c, err := resource.CheckOrigin(h, &resource.OriginOptions{
 			Allowed: []string{"https://app.example"},
@@ -329,25 +330,6 @@ func TestHTTPHandlerLogsRefusals(t *testing.T) {
 	_, err = newBrowser(t, "null").connect(t, url, "2025-11-25", nil)
 	require.Error(t, err)
 	assert.Contains(t, mine.String(), `level=DEBUG msg="refused a request for its Origin header" origin=null`)
-}
-
-// lockedBuffer is a bytes.Buffer that a log handler writes to from the
-// server's goroutines while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 // CheckOrigin refuses a nil handler, and names each allowed origin that
@@ -372,4 +354,47 @@ func TestCheckOriginInvalid(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.NotContains(t, err.Error(), "Allowed[0]")
+}
+
+// A browser page of an allowed origin gets the CORS answers it needs: its
+// preflight is answered, and the answer to its request names it; a page
+// of another origin is refused before either.
+func TestCheckOriginAnswersCORS(t *testing.T) {
+	t.Parallel()
+	_, _, url := originServer(t, func(h http.Handler) http.Handler {
+		c, err := resource.CheckOrigin(h, &resource.OriginOptions{Allowed: []string{"https://app.example"}, Logger: quietLogger()})
+		require.NoError(t, err)
+		return c
+	})
+	preflight := func(origin string) *http.Response {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodOptions, url, nil)
+		require.NoError(t, err)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type, mcp-protocol-version, authorization")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res
+	}
+	res := preflight("https://app.example")
+	assert.Equal(t, http.StatusNoContent, res.StatusCode)
+	assert.Equal(t, "https://app.example", res.Header.Get("Access-Control-Allow-Origin"))
+	assert.Equal(t, "GET, POST, DELETE", res.Header.Get("Access-Control-Allow-Methods"))
+	assert.Equal(t, "content-type, mcp-protocol-version, authorization", res.Header.Get("Access-Control-Allow-Headers"))
+	assert.Equal(t, http.StatusForbidden, preflight("http://attacker.example").StatusCode)
+
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"0"}}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Origin", "https://app.example")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "https://app.example", res.Header.Get("Access-Control-Allow-Origin"))
+	assert.Equal(t, "Mcp-Session-Id", res.Header.Get("Access-Control-Expose-Headers"))
+	assert.NotEmpty(t, res.Header.Get("Mcp-Session-Id"))
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/mcpres/mcpres/serve"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -77,13 +78,7 @@ func TestDocsSecurityWrap(t *testing.T) {
 	}
 
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
-		transport := &mcp.StreamableClientTransport{Endpoint: endpoint,
-			HTTPClient: &http.Client{Transport: bearer{token: "alice-token"}}}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(t.Context(), transport,
-			&mcp.ClientSessionOptions{ProtocolVersion: version})
-		if err != nil {
-			t.Fatalf("%s: %v", version, err)
-		}
+		cs := mcptest.ConnectHTTP(t, endpoint, "alice-token", version, nil)
 		res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "notes://red/1"})
 		if err != nil || res.Contents[0].Text != "red note 1" {
 			t.Errorf("%s: notes://red/1: %v, %v", version, res, err)
@@ -94,14 +89,4 @@ func TestDocsSecurityWrap(t *testing.T) {
 		}
 		cs.Close()
 	}
-}
-
-// bearer is an http.RoundTripper that presents a bearer token, as an MCP
-// host configured with one does.
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(req)
 }

@@ -81,8 +81,9 @@ type Options struct {
 	// handlers to return before it closes the connections left. Zero
 	// means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
-	// Logger receives the URL Serve serves, at Info, and net/http's own
-	// errors (http.Server.ErrorLog), at Error. Nil means slog.Default().
+	// Logger receives the URL Serve serves, at Info, each request refused
+	// for its Origin header, at Debug, and net/http's own errors
+	// (http.Server.ErrorLog), at Error. Nil means slog.Default().
 	Logger *slog.Logger
 	// Wrap, if not nil, wraps the endpoint's handler: authentication, or
 	// resource.WithClientAddress, say. Requests to other paths never
@@ -118,7 +119,9 @@ func (o *Options) withDefaults() (Options, error) {
 	bad := func(field string, err error) {
 		errs = append(errs, fmt.Errorf("serve: Options.%s: %w", field, err))
 	}
-	if c.Path != "" && (!strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, "?#")) {
+	// Path is compared with the request's decoded path, so an escape
+	// ('%') could never match.
+	if c.Path != "" && (!strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, "?#%")) {
 		bad("Path", fmt.Errorf("%q is not a URL path: want one such as %q", c.Path, DefaultPath))
 	}
 	for _, d := range []struct {

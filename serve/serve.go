@@ -11,10 +11,15 @@
 //     (SessionTimeout);
 //   - a request from a web page of another origin (its Origin header)
 //     is refused with 403, unless AllowedOrigins lists that origin;
-//     clients that are not browsers send no Origin, and pass;
+//     clients that are not browsers send no Origin, and pass. A page
+//     that reaches the server through DNS rebinding names the server's
+//     own host as its origin: go-sdk refuses it on loopback addresses,
+//     elsewhere require authentication (see docs/security.md);
 //   - slow or oversized requests are cut off (ReadHeaderTimeout,
 //     ReadTimeout, MaxHeaderBytes), idle connections closed (IdleTimeout);
-//   - when the context ends, the server stops gracefully.
+//   - when the context ends, the server stops: requests in flight (event
+//     streams included) are cancelled, and their handlers given up to
+//     ShutdownTimeout to return.
 //
 // Handler and NewServer are its parts, for a server that mounts the
 // endpoint in a mux of its own, or serves TLS.
@@ -103,6 +108,11 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // ReadHeaderTimeout, ReadTimeout, IdleTimeout, MaxHeaderBytes, and
 // ErrorLog writing to opts.Logger. WriteTimeout stays 0: a deadline would
 // cut event streams off. opts may be nil; its other fields are not used.
+//
+// Unlike Serve, it does not cancel requests when you stop it: its
+// Shutdown waits for open event streams (GET streams, 2026-07-28
+// listens) until its context ends. Set BaseContext to a context you
+// cancel before Shutdown, or call Close after a grace period.
 //
 // NewServer returns an error for a nil h or invalid options.
 func NewServer(h http.Handler, opts *Options) (*http.Server, error) {

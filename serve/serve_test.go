@@ -3,7 +3,6 @@ package serve_test
 import (
 	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -198,10 +197,10 @@ func TestHandlerOrigin(t *testing.T) {
 	}
 	// A real server: serve.ListenAndServe(ctx, addr, server, opts)
 
-	var log bytes.Buffer
-	var mu sync.Mutex
+	var log mcptest.Buffer
+	var mu sync.Mutex // guards wrapped
 	wrapped := 0
-	opts.Logger = slog.New(slog.NewTextHandler(syncWriter{&mu, &log}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	opts.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts.Wrap = func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			mu.Lock()
@@ -242,18 +241,6 @@ func TestHandlerOrigin(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Regexp(t, `level=DEBUG msg="refused a request for its Origin header" origin=http://attacker.example host=127.0.0.1:\d+ method=POST`, log.String())
-}
-
-// syncWriter writes to w under mu: the server logs from its goroutines.
-type syncWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (s syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // NewServer sets the limits of the options, or their defaults, and no
