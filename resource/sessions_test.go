@@ -162,3 +162,46 @@ func TestUnmountedSessionEnds(t *testing.T) {
 		assert.Zero(t, subs)
 	})
 }
+
+// A session that subscribes and unsubscribes again and again, across
+// sweeps, costs one sweep goroutine for all, or one waiting goroutine of
+// its own if no mounted server lists it: never one more per cycle.
+func TestResubscribingCostsNoGoroutines(t *testing.T) {
+	t.Parallel()
+	for _, mounted := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			reg, err := resource.NewRegistry(&resource.Options{Logger: quietLogger()})
+			require.NoError(t, err)
+			defer reg.Close()
+			require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://a", Name: "a"}, resource.Text("a")))
+			var server *mcp.Server
+			if mounted {
+				server, err = reg.NewServer(&mcp.Implementation{Name: "mounted"}, &mcp.ServerOptions{Logger: quietLogger()})
+				require.NoError(t, err)
+			} else {
+				server = mcp.NewServer(&mcp.Implementation{Name: "plain"}, &mcp.ServerOptions{
+					Logger: quietLogger(), SubscribeHandler: reg.Subscribe, UnsubscribeHandler: reg.Unsubscribe,
+				})
+				server.AddResource(&mcp.Resource{URI: "docs://a", Name: "a"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "docs://a", Text: "a"}}}, nil
+				})
+			}
+			cs := connectClients(t, server, 1, "2025-11-25", "")[0]
+			cycle := func() int {
+				require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "docs://a"}))
+				time.Sleep(1100 * time.Millisecond) // a sweep sees it
+				require.NoError(t, cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: "docs://a"}))
+				synctest.Wait()
+				return mcptest.BubbleGoroutines(t)
+			}
+			first := cycle()
+			for i := range 5 {
+				assert.Equal(t, first, cycle(), "goroutines after cycle %d, mounted=%v", i+2, mounted)
+			}
+			require.NoError(t, cs.Close())
+			synctest.Wait()
+			subs, sessions, uris := reg.SubscriptionStats()
+			assert.Zero(t, subs+sessions+uris)
+		})
+	}
+}

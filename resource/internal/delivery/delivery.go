@@ -35,7 +35,8 @@
 // go-sdk holds a subscription only once the registry has recorded it: a
 // change delivered in between that go-sdk did not send to the new
 // subscriber is reported again when go-sdk's answer to the subscription
-// has gone out (Confirm), so that none is lost and none is told twice.
+// has gone out (Confirm), so that none is lost; the report costs the
+// URI's other watchers at most one more notification.
 //
 // The package is internal to resource: it works on go-sdk's sessions and
 // requests and on the registry's grants, which the leaf package subscribe
@@ -59,8 +60,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Options configures a Delivery. Zero numbers mean the defaults of package
-// subscribe; nil functions mean no call.
+// Options configures a Delivery. A zero MaxPerSession or Window means the
+// default of package subscribe, a zero ListChangedDelay no delay (the
+// registry passes its own default); nil functions mean no call.
 type Options[G any] struct {
 	// MaxPerSession caps the URIs one session may watch: zero means
 	// subscribe.DefaultMaxPerSession, subscribe.NoLimit none.
@@ -171,9 +173,6 @@ func (d *Delivery[G]) mounted() []*mcp.Server {
 	return slices.Clone(d.servers)
 }
 
-// Closed reports whether Close was called.
-func (d *Delivery[G]) Closed() bool { return d.ctx.Err() != nil }
-
 // Close ends delivery: the windows and a pending list_changed are
 // dropped, notifications waiting are dropped and those being sent are
 // cancelled, and every subscription is forgotten (OnUnwatch is called for
@@ -186,7 +185,6 @@ func (d *Delivery[G]) Close() {
 		return
 	}
 	d.closed = true
-	d.cancel()
 	if d.listTimer != nil {
 		d.listTimer.Stop()
 		d.listTimer = nil
@@ -201,8 +199,13 @@ func (d *Delivery[G]) Close() {
 		}
 	}
 	d.mu.Unlock()
+	// A delivery or announcement under way still queues what go-sdk
+	// sends (Queue refuses only once ctx is cancelled): a client that
+	// stopped reading cannot hold Close up through go-sdk's inline send.
+	// Then the sending goroutines drop what waits.
 	d.listFiring.Wait()
 	d.windows.Close()
+	d.cancel()
 	for _, s := range all {
 		d.Drop(s)
 	}

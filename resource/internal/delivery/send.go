@@ -39,7 +39,7 @@ const sendTimeout = 10 * time.Second
 // each kind per URI: bounded by its subscriptions.
 func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Request, next mcp.MethodHandler) bool {
 	d.mu.Lock()
-	if d.closed {
+	if d.ctx.Err() != nil {
 		d.mu.Unlock()
 		return false
 	}

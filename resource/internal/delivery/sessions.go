@@ -13,10 +13,14 @@ import (
 
 // A record is everything kept for one session: its subscriptions, the
 // grant each was made with, its send queue, and how its end is watched.
-// It exists while the session holds a subscription or a notification
-// waits for it. Guarded by Delivery.mu, but for the queue: the session's
-// own sending takes only sendMu (after Delivery.mu, where it takes both),
-// so that thousands of sessions sending at once do not queue on one lock.
+// It exists from the session's first subscription until it ends (its end
+// is watched from then on, as it was by go-sdk's own table), and while a
+// notification waits for it. Guarded by Delivery.mu, but for the queue,
+// guarded by sendMu (taken after Delivery.mu where both are): a session's
+// goroutine takes only sendMu for each notification it sends, and
+// Delivery.mu once when its queue empties (and to look up a grant, with
+// an Authorizer), so thousands of sessions sending at once do not queue
+// on one lock for every send.
 type record[G any] struct {
 	uris    smallset.Set[uint32] // the IDs of the URIs it watches
 	grants  map[uint32]G         // by URI ID; nil if none was given
@@ -32,7 +36,7 @@ type record[G any] struct {
 type endState uint8
 
 const (
-	unwatched endState = iota // it holds no subscription
+	unwatched endState = iota // its end is not watched: it never held a subscription, or it ended
 	unseen                    // no sweep has seen a mounted server list it yet
 	seen                      // a sweep has: it ended when none lists it
 	waited                    // a goroutine waits for it
@@ -54,7 +58,7 @@ type Subscription[G any] struct {
 }
 
 // Subscribe records that s watches uri, as sub says. Subscribing again
-// replaces the grant. It returns subscribe.ErrClosed after Close, and an
+// with a grant replaces the grant. It returns subscribe.ErrClosed after Close, and an
 // error wrapping subscribe.ErrLimit if s already watches MaxPerSession
 // URIs; either way nothing changes.
 //
@@ -86,6 +90,8 @@ func (d *Delivery[G]) Subscribe(s *mcp.ServerSession, uri string, sub Subscripti
 		}
 		if rec.uris.Len() == 0 {
 			d.subscribed++
+		}
+		if rec.end == unwatched {
 			d.watchEnd(s, rec)
 		}
 		rec.uris.Add(id)
@@ -234,6 +240,19 @@ func (d *Delivery[G]) reached(rec *record[G], uri string) {
 	}
 }
 
+// forget drops ended session s: its subscriptions, and its record unless
+// notifications are still being sent to it (they fail, and the sending
+// goroutine then releases it).
+func (d *Delivery[G]) forget(s *mcp.ServerSession) {
+	d.Drop(s)
+	d.mu.Lock()
+	if rec := d.sessions[s]; rec != nil {
+		rec.end = unwatched
+		d.release(s, rec)
+	}
+	d.mu.Unlock()
+}
+
 // unwatch counts one watcher of the URI id fewer, and queues OnUnwatch if
 // it was the last. d.mu must be held.
 func (d *Delivery[G]) unwatch(id uint32) {
@@ -247,16 +266,12 @@ func (d *Delivery[G]) unwatch(id uint32) {
 // and drops it unless notifications wait. d.mu must be held.
 func (d *Delivery[G]) unsubscribed(s *mcp.ServerSession, rec *record[G]) {
 	d.subscribed--
-	if rec.end == unseen || rec.end == seen {
-		d.swept--
-	}
-	rec.end = unwatched
 	d.release(s, rec)
 }
 
 // release drops rec, s's record, if it holds nothing. d.mu must be held.
 func (d *Delivery[G]) release(s *mcp.ServerSession, rec *record[G]) {
-	if rec.uris.Len() > 0 || d.sessions[s] != rec {
+	if rec.uris.Len() > 0 || rec.end != unwatched || d.sessions[s] != rec {
 		return
 	}
 	rec.sendMu.Lock()
@@ -291,14 +306,7 @@ func (d *Delivery[G]) counted() {
 	d.opts.Count(n)
 }
 
-// Watched reports whether any session watches uri.
-func (d *Delivery[G]) Watched(uri string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.watched(uri)
-}
-
-// watched is Watched with d.mu held.
+// watched reports whether any session watches uri. d.mu must be held.
 func (d *Delivery[G]) watched(uri string) bool {
 	_, ok := d.uris.ids[uri]
 	return ok
@@ -354,7 +362,7 @@ func (d *Delivery[G]) sweep(stop chan struct{}) {
 			case live[s]:
 				rec.end = seen
 			case rec.end == seen:
-				rec.end = unwatched // Drop, below, forgets it
+				rec.end = unwatched // forget, below, drops it
 				d.swept--
 				ended = append(ended, s)
 			default: // unseen, and not listed: ended already, or not ours to sweep
@@ -362,14 +370,14 @@ func (d *Delivery[G]) sweep(stop chan struct{}) {
 				d.swept--
 				go func() {
 					s.Wait()
-					d.Drop(s)
+					d.forget(s)
 				}()
 			}
 		}
 		done := d.swept == 0
 		d.mu.Unlock()
 		for _, s := range ended {
-			d.Drop(s)
+			d.forget(s)
 		}
 		if done {
 			// watchEnd starts another sweep for the next session: it sees
