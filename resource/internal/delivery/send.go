@@ -11,10 +11,12 @@ import (
 // A queued notification is one go-sdk asked the sending middleware to
 // send to a session, with the rest of the middleware chain, which sends
 // it. Its method and URI say which notifications are one.
-type queued struct {
+type queued[G any] struct {
 	method, uri string
 	req         mcp.Request
 	next        mcp.MethodHandler
+	grant       G    // the subscription's, to ask Options.Allowed about
+	granted     bool // grant is set
 }
 
 // sendTimeout bounds one send, as go-sdk bounds each of its own
@@ -48,12 +50,13 @@ func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Re
 		rec = &record[G]{}
 		d.sessions[s] = rec
 	}
+	q := queued[G]{method: method, uri: uri, req: req, next: next}
 	if method == protocol.NotificationResourceUpdated {
 		d.reached(rec, uri)
+		q.grant, q.granted = d.grant(rec, uri)
 	}
 	rec.sendMu.Lock()
 	d.mu.Unlock()
-	q := queued{method: method, uri: uri, req: req, next: next}
 	replaced := false
 	for i := range rec.queue {
 		if rec.queue[i].method == method && rec.queue[i].uri == uri {
@@ -91,12 +94,10 @@ func (d *Delivery[G]) send(s *mcp.ServerSession, rec *record[G]) {
 			return
 		}
 		q := rec.queue[0]
-		rec.queue[0] = queued{} // let go of the request
+		rec.queue[0] = queued[G]{} // let go of the request
 		rec.queue = rec.queue[1:]
 		rec.sendMu.Unlock()
-		grant, hasGrant := d.grant(rec, q)
-
-		if hasGrant && !d.opts.Allowed(d.ctx, s, q.uri, grant) {
+		if q.granted && !d.opts.Allowed(d.ctx, s, q.uri, q.grant) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(d.ctx, sendTimeout)
@@ -111,18 +112,13 @@ func (d *Delivery[G]) send(s *mcp.ServerSession, rec *record[G]) {
 	}
 }
 
-// grant returns the grant rec's subscription to q's URI was made with, if
-// q is a resources/updated and there is one.
-func (d *Delivery[G]) grant(rec *record[G], q queued) (grant G, ok bool) {
-	if d.opts.Allowed == nil || q.method != protocol.NotificationResourceUpdated {
+// grant returns the grant rec's subscription to uri was made with, if
+// there is one and Options.Allowed is to be asked. d.mu must be held.
+func (d *Delivery[G]) grant(rec *record[G], uri string) (grant G, ok bool) {
+	if d.opts.Allowed == nil || rec.grants == nil {
 		return grant, false
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if rec.grants == nil {
-		return grant, false
-	}
-	id, known := d.uris.id(q.uri)
+	id, known := d.uris.id(uri)
 	if !known {
 		return grant, false
 	}

@@ -17,17 +17,17 @@ import (
 // is watched from then on, as it was by go-sdk's own table), and while a
 // notification waits for it. Guarded by Delivery.mu, but for the queue,
 // guarded by sendMu (taken after Delivery.mu where both are): a session's
-// goroutine takes only sendMu for each notification it sends, and
-// Delivery.mu once when its queue empties (and to look up a grant, with
-// an Authorizer), so thousands of sessions sending at once do not queue
-// on one lock for every send.
+// goroutine takes only sendMu for each notification it sends (Queue,
+// which holds Delivery.mu anyway, looks up its grant), and Delivery.mu
+// once when its queue empties, so thousands of sessions sending at once
+// do not queue on one lock for every send.
 type record[G any] struct {
 	uris    smallset.Set[uint32] // the IDs of the URIs it watches
 	grants  map[uint32]G         // by URI ID; nil if none was given
 	pending map[uint32]bool      // subscriptions go-sdk does not hold yet: true if a change was missed
 	sendMu  sync.Mutex
-	queue   []queued // notifications waiting, in order
-	sending bool     // a goroutine sends the queue
+	queue   []queued[G] // notifications waiting, in order
+	sending bool        // a goroutine sends the queue
 	end     endState
 }
 
