@@ -1,7 +1,6 @@
 package resource
 
 import (
-	"strings"
 	"sync"
 	"time"
 
@@ -48,7 +47,7 @@ func (r *Registry) receive(c subscribe.Change) {
 	case subscribe.Updated:
 		r.delivery.Changed(c.Value)
 	case subscribe.UpdatedPrefix:
-		r.delivery.ChangedWhere(func(u string) bool { return strings.HasPrefix(u, c.Value) })
+		r.delivery.ChangedPrefix(c.Value)
 	case subscribe.UpdatedTemplate:
 		if !r.changedTemplate(c.Value) && r.unknownTemplates.first(c.Value) {
 			r.opts.Logger.Warn("resource: another replica reported a change to a template this registry does not hold; replicas should register the same templates",

@@ -3,7 +3,6 @@ package resource
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mcpres/mcpres/internal/protocol"
@@ -244,7 +243,7 @@ func (r *Registry) ChangedPrefix(prefix string) error {
 	if err := uri.CheckPrefix(prefix, r.opts.MaxURILength); err != nil {
 		return fmt.Errorf("resource: ChangedPrefix(%q): no client URI starts with it: %w", prefix, invalidURI(prefix, err))
 	}
-	r.delivery.ChangedWhere(func(u string) bool { return strings.HasPrefix(u, prefix) })
+	r.delivery.ChangedPrefix(prefix)
 	r.publish(subscribe.Change{Kind: subscribe.UpdatedPrefix, Value: prefix})
 	return nil
 }

@@ -1,7 +1,9 @@
 package delivery
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,6 +48,12 @@ func (d *Delivery[G]) ChangedWhere(match func(uri string) bool) {
 	}
 }
 
+// ChangedPrefix is ChangedWhere for the watched URIs that start with
+// prefix.
+func (d *Delivery[G]) ChangedPrefix(prefix string) {
+	d.ChangedWhere(func(uri string) bool { return strings.HasPrefix(uri, prefix) })
+}
+
 // Step 3, fan out: deliver is the windows' delivery of a due URI, still
 // watched (step 2 is internal/window). go-sdk's Server.ResourceUpdated
 // sends it to exactly its sessions subscribed to uri, legacy and
@@ -57,7 +65,9 @@ func (d *Delivery[G]) deliver(uri string) {
 	servers := slices.Clone(d.servers)
 	d.mu.Unlock()
 	for _, s := range servers {
-		s.ResourceUpdated(d.ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+		// go-sdk sends with a context of its own (Background, 10 s), not
+		// this one; the sending middleware queues each session's send.
+		s.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 	}
 }
 
