@@ -26,21 +26,27 @@ type clientAddressKey struct{}
 // without the header has no address.
 func WithClientAddress(h http.Handler, header string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		addr := ""
-		if header == "" {
-			addr = req.RemoteAddr
-			if host, _, err := net.SplitHostPort(addr); err == nil {
-				addr = host
-			}
-		} else if values := req.Header.Values(header); len(values) > 0 {
-			last := values[len(values)-1]
-			addr = strings.TrimSpace(last[strings.LastIndexByte(last, ',')+1:])
-		}
-		if addr != "" {
+		if addr := clientAddress(req, header); addr != "" {
 			req = req.WithContext(context.WithValue(req.Context(), clientAddressKey{}, addr))
 		}
 		h.ServeHTTP(w, req)
 	})
+}
+
+// clientAddress is the address WithClientAddress records for req.
+func clientAddress(req *http.Request, header string) string {
+	if header == "" {
+		if host, _, err := net.SplitHostPort(req.RemoteAddr); err == nil {
+			return host
+		}
+		return req.RemoteAddr
+	}
+	values := req.Header.Values(header)
+	if len(values) == 0 {
+		return ""
+	}
+	last := values[len(values)-1]
+	return strings.TrimSpace(last[strings.LastIndexByte(last, ',')+1:])
 }
 
 // ClientAddress returns the client address WithClientAddress recorded in

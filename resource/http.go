@@ -65,19 +65,48 @@ func NewHTTPHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.Ha
 	stateful := mcp.NewStreamableHTTPHandler(get, &o)
 	o.Stateless = true
 	stateless := mcp.NewStreamableHTTPHandler(get, &o)
-	return &originCheck{policy: &origin.Policy{}, next: &eraHandler{stateful: stateful, stateless: stateless}}
+	return &originCheck{policy: &origin.Policy{}, next: &eraHandler{stateful: stateful, stateless: stateless, sessions: newSessionGate(server)}}
 }
 
 // An eraHandler sends each request to the go-sdk handler of its protocol
 // era (behaviour 11 of gosdk.go).
+// It records each request's client address, for the caps, and holds
+// the stateful handler's sessions under them.
 type eraHandler struct {
 	stateful, stateless http.Handler
+	sessions            *sessionGate
 }
 
 func (h *eraHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	req = withClientAddress(req)
 	if sessionless(req.Header.Get(protocol.HeaderProtocolVersion)) {
 		h.stateless.ServeHTTP(w, req)
 		return
 	}
-	h.stateful.ServeHTTP(w, req)
+	id := req.Header.Get(protocol.HeaderSessionID)
+	switch {
+	case req.Method == http.MethodPost && id == "":
+		h.sessions.open(w, req, h.stateful) // go-sdk opens a session
+	case req.Method == http.MethodDelete && id != "":
+		sw := &statusWriter{ResponseWriter: w}
+		h.stateful.ServeHTTP(sw, req)
+		if sw.status == http.StatusNoContent { // go-sdk closed it
+			h.sessions.closed(id)
+		}
+	default:
+		h.stateful.ServeHTTP(w, req)
+	}
 }
+
+// A statusWriter remembers the status its handler answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -191,6 +191,9 @@ type Options struct {
 	MIME MIMEPolicy
 	// Subscriptions configures resources/subscribe (see Registry.Subscribe).
 	Subscriptions SubscriptionOptions
+	// Sessions caps the stateful sessions NewHTTPHandler opens for this
+	// registry's servers.
+	Sessions SessionOptions
 	// ListChangedDelay is how long changes are gathered before mounted
 	// servers send notifications/resources/list_changed: a burst of any
 	// number of changes within it yields one notification. Zero means
@@ -248,6 +251,7 @@ func (o Options) withDefaults() (Options, error) {
 	if err := o.RateLimits.Subscribe.validate(); err != nil {
 		bad("RateLimits.Subscribe", err)
 	}
+	o.capsWithDefaults(bad)
 	if err := errors.Join(errs...); err != nil {
 		return Options{}, err
 	}

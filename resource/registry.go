@@ -52,6 +52,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpres/mcpres/cursor"
+	"github.com/mcpres/mcpres/internal/burst"
 	"github.com/mcpres/mcpres/resource/internal/delivery"
 	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -116,9 +117,11 @@ type Registry struct {
 	// delivery holds the subscriptions and takes changes to the sessions
 	// that watch them (package delivery's doc lists the steps).
 	delivery         *delivery.Delivery[Access]
-	listed           listedURIs   // bad URIs providers listed, reported
-	unknownTemplates reportedOnce // templates other replicas reported and this one lacks
-	stopListening    func()       // stops taking the bus's changes; nil without a bus
+	listens          callerCount   // open 2026-07-28 listen streams by caller
+	refusals         burst.Counter // refusals for a cap, logged once a burst
+	listed           listedURIs    // bad URIs providers listed, reported
+	unknownTemplates reportedOnce  // templates other replicas reported and this one lacks
+	stopListening    func()        // stops taking the bus's changes; nil without a bus
 	closed           atomic.Bool
 }
 
@@ -178,5 +181,11 @@ func (r *Registry) Close() error {
 		r.stopListening()
 	}
 	r.delivery.Close()
+	registries.Range(func(s, mounted any) bool {
+		if mounted == r {
+			registries.Delete(s)
+		}
+		return true
+	})
 	return nil
 }

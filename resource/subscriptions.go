@@ -21,6 +21,21 @@ type SubscriptionOptions struct {
 	// subscribe.DefaultMaxPerSession (1,000); subscribe.NoLimit sets no
 	// cap; negative is refused.
 	MaxPerSession int
+	// MaxPerCaller caps the subscriptions one caller holds across all its
+	// sessions and listen streams (see the caps in caps.go); one beyond
+	// it is refused with -32602. Zero means
+	// DefaultMaxSubscriptionsPerCaller (10,000); subscribe.NoLimit sets no
+	// cap; negative is refused.
+	MaxPerCaller int
+	// Max caps the subscriptions the registry holds in all; one beyond it
+	// is refused with -32602. Zero means DefaultMaxSubscriptions
+	// (100,000); subscribe.NoLimit sets no cap; negative is refused.
+	Max int
+	// MaxListensPerCaller caps the 2026-07-28 subscriptions/listen
+	// streams one caller holds open at once; one beyond it is refused with
+	// -32602. Zero means DefaultMaxListensPerCaller (16);
+	// subscribe.NoLimit sets no cap; negative is refused.
+	MaxListensPerCaller int
 	// Window is the shortest time between two notifications of one URI
 	// (see subscribe.Options.Window): a change to a URI after a quiet
 	// spell is notified at once, and any number of Changed calls for it
@@ -55,6 +70,8 @@ func (r *Registry) deliveryOptions() delivery.Options[Access] {
 	so := r.opts.Subscriptions
 	o := delivery.Options[Access]{
 		MaxPerSession:    so.MaxPerSession,
+		MaxPerCaller:     so.MaxPerCaller,
+		Max:              so.Max,
 		Window:           so.Window,
 		ListChangedDelay: r.opts.ListChangedDelay,
 		OnWatch:          so.OnWatch,
@@ -75,8 +92,10 @@ func (r *Registry) deliveryOptions() delivery.Options[Access] {
 // can read (a static resource, or a template match whose WithExists
 // check, if it has one, says the instance exists) that Options.Authorize,
 // if set, lets the caller subscribe to, and the session holds fewer than
-// SubscriptionOptions.MaxPerSession subscriptions; otherwise a -32602
+// SubscriptionOptions.MaxPerSession subscriptions, its caller fewer than
+// MaxPerCaller, and the registry fewer than Max; otherwise a -32602
 // error saying why, the same for a denied resource as for an unknown one.
+// Refusals for a cap are logged at Warn, once per burst.
 // A template without WithExists accepts every URI it matches. A template
 // instance must be named as the registry names it, the template's own
 // expansion of the matched values (as Registry.Expand builds it, and as
@@ -152,11 +171,22 @@ func (r *Registry) subscribe(c *call) error {
 	// asked again before each notification (stillAllowed). A subscription
 	// that came through the registry's middleware is pending until go-sdk
 	// holds it (behaviour 13).
-	sub := delivery.Subscription[Access]{Grant: a, Granted: r.opts.Authorize != nil, Confirmed: !confirmable(c.ctx)}
+	caller := r.opts.RateKey(c.ctx, c.req, c.identity)
+	sub := delivery.Subscription[Access]{Grant: a, Granted: r.opts.Authorize != nil, Confirmed: !confirmable(c.ctx), Caller: caller}
 	if err := r.delivery.Subscribe(c.session, c.target, sub); err != nil {
-		return invalid("cannot subscribe to %q: %v", c.target, err) // the per-session limit, or closed
+		if capErr, ok := err.(*delivery.LimitError); ok {
+			r.capped(c.ctx, capNames[capErr.Cap], caller, capErr.Limit)
+		}
+		return invalid("cannot subscribe to %q: %v", c.target, err) // a cap, or closed
 	}
 	return nil
+}
+
+// capNames names the delivery's caps in the log.
+var capNames = [...]string{
+	delivery.CapSession: "subscriptions per session",
+	delivery.CapCaller:  "subscriptions per caller",
+	delivery.CapTotal:   "subscriptions in all",
 }
 
 // Unsubscribe answers resources/unsubscribe (and the end of a 2026-07-28

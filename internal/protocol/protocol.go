@@ -42,10 +42,16 @@ const (
 	// HeaderMethod carries the JSON-RPC method of the request (2026-07-28,
 	// transports).
 	HeaderMethod = "Mcp-Method"
+	// HeaderSessionID carries the session a stateful server assigned in
+	// its answer to initialize, on every later request of that session
+	// (2025-06-18 and 2025-11-25, transports, "Session Management").
+	HeaderSessionID = "Mcp-Session-Id"
 )
 
 // Request methods.
 const (
+	// MethodInitialize opens a session (lifecycle, before 2026-07-28).
+	MethodInitialize = "initialize"
 	// MethodListResources lists resources (resources, since 2024-11-05).
 	MethodListResources = "resources/list"
 	// MethodListTemplates lists resource templates (resources, since

@@ -67,6 +67,11 @@ type Options[G any] struct {
 	// MaxPerSession caps the URIs one session may watch: zero means
 	// subscribe.DefaultMaxPerSession, subscribe.NoLimit none.
 	MaxPerSession int
+	// MaxPerCaller caps the subscriptions of one caller (Subscription's
+	// Caller) across all its sessions, and Max those of every session;
+	// zero sets no cap (the registry passes its defaults). The caller ""
+	// is not capped on its own.
+	MaxPerCaller, Max int
 	// Window is the shortest time between two deliveries of one URI: zero
 	// means subscribe.DefaultWindow.
 	Window time.Duration
@@ -108,6 +113,7 @@ type Delivery[G any] struct {
 	sessions   map[*mcp.ServerSession]*record[G] // with subscriptions or notifications waiting
 	count      int                               // subscriptions
 	subscribed int                               // sessions holding any
+	callers    map[string]int                    // subscriptions by caller, but ""
 	// pending holds, by URI ID, the records whose subscription to it
 	// go-sdk does not hold yet (see Subscribe): a delivery marks just
 	// those, and there are none most of the time.

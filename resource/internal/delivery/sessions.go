@@ -23,6 +23,7 @@ import (
 // do not queue on one lock for every send.
 type record[G any] struct {
 	uris    smallset.Set[uint32] // the IDs of the URIs it watches
+	caller  string               // whose subscriptions they are (Subscription.Caller)
 	grants  map[uint32]G         // by URI ID; nil if none was given
 	pending map[uint32]bool      // subscriptions go-sdk does not hold yet: true if a change was missed
 	sendMu  sync.Mutex
@@ -55,12 +56,67 @@ type Subscription[G any] struct {
 	// Confirmed is false for a subscription go-sdk does not hold yet, and
 	// whose holding Confirm will report: it is pending until then.
 	Confirmed bool
+	// Caller names who subscribes, for Options.MaxPerCaller: the first
+	// subscription of a session names its caller for all the others.
+	Caller string
+}
+
+// A LimitError is the error of a subscription refused by a cap: it
+// wraps subscribe.ErrLimit and says which cap, and how high it is.
+type LimitError struct {
+	Cap   Cap
+	Limit int
+}
+
+// A Cap is one of the caps a subscription must fit under.
+type Cap uint8
+
+const (
+	CapSession Cap = iota // Options.MaxPerSession
+	CapCaller             // Options.MaxPerCaller
+	CapTotal              // Options.Max
+)
+
+func (e *LimitError) Error() string {
+	switch e.Cap {
+	case CapCaller:
+		return fmt.Sprintf("too many subscriptions: this caller holds %d across its sessions and listen streams, the most it may", e.Limit)
+	case CapTotal:
+		return fmt.Sprintf("too many subscriptions: the server holds %d, the most it takes", e.Limit)
+	}
+	return fmt.Sprintf("too many subscriptions: this session (or listen stream) holds %d, the most it may", e.Limit)
+}
+
+func (e *LimitError) Unwrap() error { return subscribe.ErrLimit }
+
+// limit returns the cap a new subscription of rec (nil for a session
+// without one yet) by caller would go over, or nil. d.mu must be held.
+func (d *Delivery[G]) limit(rec *record[G], caller string) error {
+	switch {
+	case rec.len() >= d.opts.MaxPerSession:
+		return &LimitError{Cap: CapSession, Limit: d.opts.MaxPerSession}
+	case d.opts.Max > 0 && d.count >= d.opts.Max:
+		return &LimitError{Cap: CapTotal, Limit: d.opts.Max}
+	case d.opts.MaxPerCaller > 0 && caller != "" && d.callers[caller] >= d.opts.MaxPerCaller:
+		return &LimitError{Cap: CapCaller, Limit: d.opts.MaxPerCaller}
+	}
+	return nil
+}
+
+// uncount counts n subscriptions of rec fewer. d.mu must be held.
+func (d *Delivery[G]) uncount(rec *record[G], n int) {
+	if rec.caller == "" {
+		return
+	}
+	if d.callers[rec.caller] -= n; d.callers[rec.caller] <= 0 {
+		delete(d.callers, rec.caller)
+	}
 }
 
 // Subscribe records that s watches uri, as sub says. Subscribing again
-// with a grant replaces the grant. It returns subscribe.ErrClosed after Close, and an
-// error wrapping subscribe.ErrLimit if s already watches MaxPerSession
-// URIs; either way nothing changes.
+// with a grant replaces the grant. It returns subscribe.ErrClosed after
+// Close, and a *LimitError (which wraps subscribe.ErrLimit) if a new
+// subscription would go over a cap; either way nothing changes.
 //
 // A new subscription not Confirmed is pending until Confirm: go-sdk
 // holds a subscription, and so notifies it, only once its
@@ -76,13 +132,24 @@ func (d *Delivery[G]) Subscribe(s *mcp.ServerSession, uri string, sub Subscripti
 	rec := d.sessions[s]
 	id, known := d.uris.id(uri)
 	if rec == nil || !known || !rec.uris.Has(id) {
-		if n := rec.len(); n >= d.opts.MaxPerSession {
+		caller := sub.Caller
+		if rec != nil && rec.uris.Len() > 0 {
+			caller = rec.caller
+		}
+		if err := d.limit(rec, caller); err != nil {
 			d.mu.Unlock()
-			return fmt.Errorf("%w (%d)", subscribe.ErrLimit, d.opts.MaxPerSession)
+			return err
 		}
 		if rec == nil {
 			rec = &record[G]{}
 			d.sessions[s] = rec
+		}
+		rec.caller = caller
+		if caller != "" {
+			if d.callers == nil {
+				d.callers = make(map[string]int)
+			}
+			d.callers[caller]++
 		}
 		var first bool
 		if id, first = d.uris.watch(uri); first && d.opts.OnWatch != nil {
@@ -139,6 +206,7 @@ func (d *Delivery[G]) Unsubscribe(s *mcp.ServerSession, uri string) {
 	delete(rec.grants, id)
 	d.settle(rec, id)
 	d.unwatch(id)
+	d.uncount(rec, 1)
 	if rec.uris.Len() == 0 {
 		d.unsubscribed(s, rec)
 	}
@@ -158,6 +226,7 @@ func (d *Delivery[G]) Drop(s *mcp.ServerSession) {
 		d.settle(rec, id)
 	}
 	rec.uris.Each(d.unwatch)
+	d.uncount(rec, rec.uris.Len())
 	rec.uris, rec.grants, rec.pending = smallset.Set[uint32]{}, nil, nil
 	d.unsubscribed(s, rec)
 	d.unlockAndCallHooks()
