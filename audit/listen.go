@@ -29,6 +29,21 @@ import (
 // does not report a refusal; set Options.Subscribe to a call of
 // SubscribeHTTP to check refusals of a server reached over HTTP.
 func SubscribeHTTP(ctx context.Context, client *http.Client, url, version, uri string) error {
+	stream, err := ListenHTTP(ctx, client, url, version, []string{uri})
+	if err != nil {
+		return err
+	}
+	return stream.Close()
+}
+
+// ListenHTTP opens a subscriptions/listen to the resources uris on the
+// streamable HTTP server at url, as a client of protocol version
+// 2026-07-28 or later, and returns the open stream once the server
+// acknowledged it: closing it hangs up, which ends the listen. If the
+// server refused the listen, ListenHTTP returns its *jsonrpc.Error; if it
+// cannot reach the server, or the answer is neither, another error.
+// client nil means http.DefaultClient. The stream ends with ctx too.
+func ListenHTTP(ctx context.Context, client *http.Client, url, version string, uris []string) (io.Closer, error) {
 	body, err := json.Marshal(map[string]any{
 		"jsonrpc": "2.0", "id": 1, "method": protocol.MethodListen,
 		"params": map[string]any{
@@ -37,17 +52,17 @@ func SubscribeHTTP(ctx context.Context, client *http.Client, url, version, uri s
 				mcp.MetaKeyClientInfo:         map[string]string{"name": "mcpres-audit", "version": "v1"},
 				mcp.MetaKeyClientCapabilities: map[string]any{},
 			},
-			"notifications": map[string]any{"resourceSubscriptions": []string{uri}},
+			"notifications": map[string]any{"resourceSubscriptions": uris},
 		},
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ctx, hangUp := context.WithCancel(ctx)
-	defer hangUp()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return err
+		hangUp()
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -58,26 +73,44 @@ func SubscribeHTTP(ctx context.Context, client *http.Client, url, version, uri s
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("subscriptions/listen to %s: %w", url, err)
+		hangUp()
+		return nil, fmt.Errorf("subscriptions/listen to %s: %w", url, err)
 	}
-	defer resp.Body.Close()
+	stream := &openStream{body: resp.Body, hangUp: hangUp}
 	msg, err := firstMessage(resp)
 	if err != nil {
-		return fmt.Errorf("subscriptions/listen to %s: HTTP %s: %w", url, resp.Status, err)
+		stream.Close()
+		return nil, fmt.Errorf("subscriptions/listen to %s: HTTP %s: %w", url, resp.Status, err)
 	}
 	switch msg := msg.(type) {
 	case *jsonrpc.Response:
+		stream.Close()
 		if msg.Error == nil {
-			return errors.New("subscriptions/listen ended at once, without an error: nothing was subscribed")
+			return nil, errors.New("subscriptions/listen ended at once, without an error: nothing was subscribed")
 		}
-		return msg.Error
+		return nil, msg.Error
 	case *jsonrpc.Request:
 		if msg.Method == protocol.NotificationSubscriptionsAcknowledged {
-			return nil
+			return stream, nil
 		}
-		return fmt.Errorf("subscriptions/listen: the first message is %s, not the acknowledgment", msg.Method)
+		stream.Close()
+		return nil, fmt.Errorf("subscriptions/listen: the first message is %s, not the acknowledgment", msg.Method)
 	}
-	return fmt.Errorf("subscriptions/listen: unexpected message %T", msg)
+	stream.Close()
+	return nil, fmt.Errorf("subscriptions/listen: unexpected message %T", msg)
+}
+
+// An openStream is a listen's response, open until Close hangs up.
+type openStream struct {
+	body   io.ReadCloser
+	hangUp context.CancelFunc
+}
+
+// Close hangs up; it returns nil.
+func (s *openStream) Close() error {
+	s.hangUp()
+	s.body.Close()
+	return nil
 }
 
 // firstMessage returns the first JSON-RPC message of resp: its body, or

@@ -3,7 +3,6 @@ package resource_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -117,13 +116,7 @@ func requireRefusals(t *testing.T, b *browser, what string, methods ...string) {
 			assert.Contains(t, methods, r.method, "%s: the refused request", what)
 		}
 		assert.Equal(t, "application/json", r.contentType, "%s %s", what, r.method)
-		// go-sdk's jsonrpc.DecodeMessage refuses a response without id.
-		var fields map[string]json.RawMessage
-		require.NoError(t, json.Unmarshal(r.body, &fields), "%s %s: %s", what, r.method, r.body)
-		assert.NotContains(t, fields, "id", "%s %s: a JSON-RPC error response that has no id", what, r.method)
-		assert.JSONEq(t, `"2.0"`, string(fields["jsonrpc"]), "%s %s", what, r.method)
-		var jerr jsonrpc.Error
-		require.NoError(t, json.Unmarshal(fields["error"], &jerr), "%s %s: %s", what, r.method, r.body)
+		jerr := errorWithoutID(t, r.body)
 		assert.EqualValues(t, jsonrpc.CodeInvalidRequest, jerr.Code, "%s %s", what, r.method)
 		assert.Contains(t, jerr.Message, "Origin", "%s %s", what, r.method)
 	}
