@@ -1,0 +1,351 @@
+// Package caps measures what the caps of package resource hold a server
+// to under the two attacks they are for, each made by one anonymous
+// client over streamable HTTP on loopback: 200 subscriptions/listen
+// streams of 1,000 URIs each, and 20,000 initialize requests whose
+// sessions are never closed. The server runs in a process of its own (this
+// test binary, started again), so that its memory is its own; a client of
+// another address reads throughout, and its latency is measured.
+//
+//	go test -run '^$' -bench Attack -benchtime 1x -count 5 ./bench/caps/
+//
+// Each run reports the server's heap in use after a collection, at rest
+// (the legitimate client connected), as the attack's gain at its height
+// (MiB-held) and once the attacker has hung up (MiB-after), the
+// goroutines it holds at the height, what the attacker was granted, and
+// the legitimate client's 99th-percentile read latency during the attack
+// (p99-ms). caps=off lifts every cap (subscribe.NoLimit), for comparison.
+package caps
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpres/mcpres/audit"
+	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
+	"github.com/mcpres/mcpres/subscribe"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// serverEnv, set, makes the test binary the server: "on" with the caps'
+// defaults, "off" with none.
+const serverEnv = "MCPRES_CAPS_SERVER"
+
+func TestMain(m *testing.M) {
+	if caps := os.Getenv(serverEnv); caps != "" {
+		if err := runServer(caps == "off"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runServer serves a registry with the template caps://r/{n} on a
+// loopback port, which it prints, at /mcp, and its figures at /stats,
+// until its standard input closes.
+func runServer(noCaps bool) error {
+	opts := resource.Options{}
+	if noCaps {
+		opts.Subscriptions = resource.SubscriptionOptions{MaxPerCaller: subscribe.NoLimit, Max: subscribe.NoLimit, MaxListensPerCaller: subscribe.NoLimit}
+		opts.Sessions = resource.SessionOptions{MaxPerCaller: subscribe.NoLimit, Max: subscribe.NoLimit}
+	}
+	opts.Logger = slogDiscard()
+	reg, err := resource.NewRegistry(&opts)
+	if err != nil {
+		return err
+	}
+	err = reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "caps://r/{n}", Name: "r", MIMEType: "text/plain"},
+		func(_ context.Context, _ *mcp.ReadResourceRequest, v resource.Vars) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: "row " + v.Get("n")}}}, nil
+		})
+	if err != nil {
+		return err
+	}
+	server, err := reg.NewServer(&mcp.Implementation{Name: "caps", Version: "v0"}, &mcp.ServerOptions{Logger: slogDiscard()})
+	if err != nil {
+		return err
+	}
+	endpoint, err := serve.Handler(server, &serve.Options{Logger: slogDiscard()})
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", endpoint)
+	mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) {
+		runtime.GC()
+		debug.FreeOSMemory()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		subs, _, _ := reg.SubscriptionStats()
+		sessions := 0
+		for range server.Sessions() {
+			sessions++
+		}
+		json.NewEncoder(w).Encode(stats{HeapInUse: ms.HeapInuse, Goroutines: runtime.NumGoroutine(), Subscriptions: subs, Sessions: sessions})
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Println(ln.Addr())
+	hs, err := serve.NewServer(mux, nil)
+	if err != nil {
+		return err
+	}
+	go hs.Serve(ln)
+	io.Copy(io.Discard, os.Stdin)
+	return hs.Close()
+}
+
+// stats is what /stats answers.
+type stats struct {
+	HeapInUse     uint64
+	Goroutines    int
+	Subscriptions int
+	Sessions      int
+}
+
+// A target is a server process.
+type target struct {
+	base  string // http://host:port
+	stdin io.WriteCloser
+	cmd   *exec.Cmd
+}
+
+func startServer(b *testing.B, caps string) *target {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), serverEnv+"="+caps)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	addr, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := &target{base: "http://" + strings.TrimSpace(addr), stdin: stdin, cmd: cmd}
+	b.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	return t
+}
+
+func (t *target) stats(b *testing.B) stats {
+	b.Helper()
+	resp, err := http.Get(t.base + "/stats")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var s stats
+	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// clientFrom returns an HTTP client whose connections come from the
+// loopback address ip, so that the server tells it apart by address.
+func clientFrom(ip string, conns int) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	tr := &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
+	return &http.Client{Transport: tr}
+}
+
+// legit reads caps://r/1 over a 2025-11-25 session from 127.0.0.2 until
+// stop is closed, and returns each read's latency once done is closed,
+// when it closes the session.
+func legit(b *testing.B, t *target, ready chan<- struct{}, stop, done <-chan struct{}) []time.Duration {
+	client := mcp.NewClient(&mcp.Implementation{Name: "legit", Version: "v0"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: t.base + "/mcp", HTTPClient: clientFrom("127.0.0.2", 2)},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Error(err)
+		close(ready)
+		return nil
+	}
+	defer func() { <-done; cs.Close() }()
+	close(ready)
+	var lat []time.Duration
+	for {
+		select {
+		case <-stop:
+			return lat
+		default:
+		}
+		start := time.Now()
+		if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "caps://r/1"}); err != nil {
+			b.Error(err)
+			return lat
+		}
+		lat = append(lat, time.Since(start))
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func p99(lat []time.Duration) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	slices.Sort(lat)
+	return lat[(len(lat)*99)/100]
+}
+
+// measure runs attack against a server with caps ("on" or "off") while a legitimate client reads, and reports the
+// figures. It returns once the attacker has hung up.
+func measure(b *testing.B, caps string, attack func(t *target) (granted int, hangUp func())) {
+	t := startServer(b, caps)
+	ready, stop, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var lat []time.Duration
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); lat = legit(b, t, ready, stop, done) }()
+	<-ready
+	rest := t.stats(b)
+	granted, hangUp := attack(t)
+	peak := t.stats(b)
+	close(stop)
+	hangUp()
+	var after stats
+	for range 100 { // the server drops what a hung-up client held as it notices
+		if after = t.stats(b); after.Subscriptions == rest.Subscriptions && after.Sessions <= rest.Sessions {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	close(done)
+	wg.Wait()
+	mib := func(s stats) float64 { return (float64(s.HeapInUse) - float64(rest.HeapInUse)) / (1 << 20) }
+	b.ReportMetric(float64(rest.HeapInUse)/(1<<20), "MiB-rest")
+	b.ReportMetric(mib(peak), "MiB-held")
+	b.ReportMetric(mib(after), "MiB-after")
+	b.ReportMetric(float64(peak.Goroutines-rest.Goroutines), "goroutines-held")
+	b.ReportMetric(float64(granted), "granted")
+	b.ReportMetric(float64(p99(lat).Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(after.Subscriptions-rest.Subscriptions), "subs-after")
+	b.ReportMetric(float64(after.Sessions-rest.Sessions), "sessions-after")
+}
+
+// BenchmarkAttack runs each attack against a server with the caps'
+// defaults and one without caps.
+func BenchmarkAttack(b *testing.B) {
+	for _, caps := range []string{"on", "off"} {
+		b.Run("listens/caps="+caps, func(b *testing.B) {
+			for range b.N {
+				measure(b, caps, listenAttack(b))
+			}
+		})
+		b.Run("sessions/caps="+caps, func(b *testing.B) {
+			for range b.N {
+				measure(b, caps, sessionAttack(b))
+			}
+		})
+	}
+}
+
+// listenAttack opens 200 subscriptions/listen streams of 1,000 URIs each
+// from 127.0.0.1, keeps those granted open, and hangs up.
+func listenAttack(b *testing.B) func(t *target) (int, func()) {
+	return func(t *target) (int, func()) {
+		client := clientFrom("127.0.0.1", 256)
+		var open []io.Closer
+		for i := range 200 {
+			uris := make([]string, 1000)
+			for j := range uris {
+				uris[j] = fmt.Sprintf("caps://r/%d", i*1000+j)
+			}
+			if stream, err := audit.ListenHTTP(context.Background(), client, t.base+"/mcp", "2026-07-28", uris); err == nil {
+				open = append(open, stream)
+			}
+		}
+		return len(open), func() {
+			for _, s := range open {
+				s.Close()
+			}
+			client.CloseIdleConnections()
+		}
+	}
+}
+
+// sessionAttack sends 20,000 initialize requests from 127.0.0.1, eight at
+// a time, and never closes the sessions granted; hanging up deletes them,
+// as a client that closes its sessions does.
+func sessionAttack(b *testing.B) func(t *target) (int, func()) {
+	return func(t *target) (int, func()) {
+		client := clientFrom("127.0.0.1", 8)
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+			"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]string{"name": "attacker", "version": "v0"},
+		}})
+		var mu sync.Mutex
+		var ids []string
+		work := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range work {
+					req, _ := http.NewRequest(http.MethodPost, t.base+"/mcp", bytes.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						continue
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if id := resp.Header.Get("Mcp-Session-Id"); id != "" && resp.StatusCode == http.StatusOK {
+						mu.Lock()
+						ids = append(ids, id)
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		for range 20_000 {
+			work <- struct{}{}
+		}
+		close(work)
+		wg.Wait()
+		return len(ids), func() {
+			for _, id := range ids {
+				req, _ := http.NewRequest(http.MethodDelete, t.base+"/mcp", nil)
+				req.Header.Set("Mcp-Session-Id", id)
+				req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+				if resp, err := client.Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+			client.CloseIdleConnections()
+		}
+	}
+}
+
+func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
