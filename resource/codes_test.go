@@ -319,6 +319,21 @@ func TestRefusalCodes(t *testing.T) {
 				require.NoError(t, f.subscribe(t, "test://a"))
 				return f.subscribe(t, "test://items/a")
 			}},
+		{name: "subscribe over MaxPerCaller", want: invalidParams,
+			opts: resource.Options{
+				Subscriptions: resource.SubscriptionOptions{MaxPerCaller: 1},
+				RateKey:       func(context.Context, mcp.Request, string) string { return "one caller" },
+			},
+			do: func(t *testing.T, f *codesFixture) error {
+				require.NoError(t, f.subscribe(t, "test://a"))
+				return f.subscribe(t, "test://items/a")
+			}},
+		{name: "subscribe over Max", want: invalidParams,
+			opts: resource.Options{Subscriptions: resource.SubscriptionOptions{Max: 1}},
+			do: func(t *testing.T, f *codesFixture) error {
+				require.NoError(t, f.subscribe(t, "test://a"))
+				return f.subscribe(t, "test://items/a")
+			}},
 		{name: "subscribe without a way to be notified", want: invalidParams, before: "2026-07-28",
 			do: func(t *testing.T, f *codesFixture) error {
 				// A session of go-sdk's stateless HTTP handler is sent
