@@ -51,6 +51,15 @@ import (
 // StreamableHTTPOptions.DisableLocalhostProtection is set); on another
 // address, check the Host header in front (docs/security.md).
 //
+// What callers open is capped across their sessions and streams (see
+// SessionOptions and SubscriptionOptions, and docs/security.md): a POST
+// that would open a stateful session past the caps of the registry
+// mounted on server (the defaults if none is) gets 429 or 503 and opens
+// nothing. To tell callers apart, the handler records each request's
+// remote address (see ClientAddress) unless WithClientAddress, wrapped
+// around it, recorded one: behind a proxy, wrap it so, naming the
+// proxy's header.
+//
 // NewHTTPHandler panics if server is nil.
 func NewHTTPHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.Handler {
 	if server == nil {
