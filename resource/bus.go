@@ -55,7 +55,38 @@ func (r *Registry) receive(c subscribe.Change) {
 		}
 	case subscribe.ListChanged:
 		r.delivery.ListChanged()
+	case subscribe.Resync:
+		r.resync(c.Value)
 	}
+}
+
+// resync tells every session to read again what it watches, because the
+// bus said this replica may have missed changes (why): one
+// notifications/resources/updated per watched URI, coalesced with the
+// others as usual, and list_changed to the sessions that take it, in
+// every protocol era. It is counted (ResyncStats, the Observer's
+// EventResync) and logged at Warn once per episode: resyncs less than a
+// second apart are one, and the next line counts those not logged.
+func (r *Registry) resync(why string) {
+	_, _, uris := r.delivery.Stats()
+	r.delivery.ChangedPrefix("")
+	r.delivery.ListChanged()
+	r.resyncs.Add(1)
+	r.resyncedURIs.Add(uint64(uris))
+	if o := r.opts.Observer; o != nil {
+		o.Event(Event{Kind: EventResync, Count: uris, Reason: why})
+	}
+	if begins, more := r.resyncLog.Refused("resync", time.Now()); begins {
+		r.opts.Logger.Warn("resource: this replica may have missed changes other replicas published; every session was told to read again what it watches",
+			"reason", why, "uris_notified", uris, "more_resyncs_in_previous_episode", more)
+	}
+}
+
+// ResyncStats counts the times the bus said this replica may have
+// missed changes (see subscribe.Resync), and the URIs whose watchers
+// were then told to read them again, summed over those times.
+func (r *Registry) ResyncStats() (resyncs, uris uint64) {
+	return r.resyncs.Load(), r.resyncedURIs.Load()
 }
 
 // A reportedOnce remembers, up to maxReported, which values were

@@ -123,6 +123,12 @@ const (
 	// after it was sent it arrived here, by the two replicas' clocks, or
 	// -1 if the publisher did not say when it sent it.
 	EventBusReceived
+	// EventResync reports that the bus said this replica may have missed
+	// changes other replicas published (a subscribe.Resync), and every
+	// session was told to read again what it watches: Count is how many
+	// URIs were watched, each notified once (coalesced as usual), and
+	// Reason is what the bus said.
+	EventResync
 )
 
 // An Event is something a registry did outside a request.
@@ -130,8 +136,9 @@ type Event struct {
 	Kind   EventKind
 	Method string        // EventNotified: the notification's method
 	URI    string        // EventNotified, EventCoalesced: the resource; "" for a list change
-	Count  int           // EventSubscriptions: open subscriptions now
+	Count  int           // EventSubscriptions: open subscriptions now; EventResync: URIs watched, each notified
 	Lag    time.Duration // EventBusReceived: from sending to receipt; -1 if unknown
+	Reason string        // EventResync: why the bus said changes may be lost
 }
 
 // observe starts c's Call, if the registry has an Observer: c.ctx becomes

@@ -50,6 +50,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/internal/burst"
@@ -119,6 +120,9 @@ type Registry struct {
 	delivery         *delivery.Delivery[Access]
 	listens          callerCount   // open 2026-07-28 listen streams by caller
 	refusals         burst.Counter // refusals for a cap, logged once a burst
+	resyncs          atomic.Uint64 // subscribe.Resync received
+	resyncedURIs     atomic.Uint64 // URIs notified for them
+	resyncLog        burst.Counter // resyncs, logged once an episode
 	listed           listedURIs    // bad URIs providers listed, reported
 	unknownTemplates reportedOnce  // templates other replicas reported and this one lacks
 	stopListening    func()        // stops taking the bus's changes; nil without a bus
@@ -139,7 +143,7 @@ func NewRegistry(opts *Options) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resource: NewRegistry: %w", err)
 	}
-	r := &Registry{opts: o, providers: make(map[string]ListFunc), cursors: o.Cursors}
+	r := &Registry{opts: o, providers: make(map[string]ListFunc), cursors: o.Cursors, resyncLog: burst.Counter{Quiet: time.Second}}
 	r.delivery, err = delivery.New(r.deliveryOptions())
 	if err != nil {
 		return nil, fmt.Errorf("resource: NewRegistry: Options.Subscriptions: %w", err)

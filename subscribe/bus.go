@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -61,13 +62,21 @@ const (
 	// ListChanged reports that the list of resources changed; Value is
 	// empty.
 	ListChanged
+	// Resync reports that this replica may have missed changes the
+	// others published: a gap in a sender's sequence (see Sequences), or
+	// its own connection to the broker dropped. Its watchers should read
+	// again everything they watch. Value says why, for the log. A Bus
+	// delivers it to its listener; it is never published, and has no
+	// JSON form.
+	Resync
 )
 
-// jsonKeys are the JSON names of the kinds, in ChangeKind order.
-var jsonKeys = [...]string{Updated: "uri", UpdatedPrefix: "prefix", UpdatedTemplate: "template", ListChanged: "list"}
+// jsonKeys are the JSON names of the kinds, in ChangeKind order; Resync
+// has a name for String, but no JSON form.
+var jsonKeys = [...]string{Updated: "uri", UpdatedPrefix: "prefix", UpdatedTemplate: "template", ListChanged: "list", Resync: "resync"}
 
 // String returns the kind's JSON name ("uri", "prefix", "template",
-// "list"), or "ChangeKind(N)" for a value that is not a kind.
+// "list"), "resync", or "ChangeKind(N)" for a value that is not a kind.
 func (k ChangeKind) String() string {
 	if k >= Updated && int(k) < len(jsonKeys) {
 		return jsonKeys[k]
@@ -174,13 +183,19 @@ func members(b []byte) int {
 // A Message is what travels between processes: changes, and the replica
 // they come from. Its JSON form is
 //
-//	{"from":"9f86d081884c7d65","sent":"2026-11-25T10:00:00.123456Z","changes":[{"uri":"db://users/42"},{"list":true}]}
+//	{"from":"9f86d081884c7d65","seq":42,"sent":"2026-11-25T10:00:00.123456Z","changes":[{"uri":"db://users/42"},{"list":true}]}
 //
 // where "from" may be left out (or empty) by a publisher that is no
 // replica, such as a database trigger: every replica then delivers the
-// changes; and "sent" may be left out too.
+// changes; and "seq" and "sent" may be left out too.
 type Message struct {
-	From    string   `json:"from,omitempty"`
+	From string `json:"from,omitempty"`
+	// Seq numbers the messages of one sender (From), from 1, one more
+	// for each message it sends or fails to send: a listener that sees a
+	// number skipped knows it lost a message (see Sequences). Zero, left
+	// out of the JSON form, for a publisher that does not number its
+	// messages, whose losses cannot be told.
+	Seq     uint64   `json:"seq,omitempty"`
 	Changes []Change `json:"changes"`
 	// Sent is when the message was sent, in its JSON form an RFC 3339
 	// time, "sent":"2026-11-25T10:00:00.123456Z"; left out when zero. A
@@ -198,6 +213,10 @@ func (m Message) AppendJSON(b []byte) ([]byte, error) {
 	if m.From != "" {
 		from, _ := json.Marshal(m.From) // a string always marshals
 		b = append(append(append(b, `"from":`...), from...), ',')
+	}
+	if m.Seq != 0 {
+		b = strconv.AppendUint(append(b, `"seq":`...), m.Seq, 10)
+		b = append(b, ',')
 	}
 	if !m.Sent.IsZero() {
 		b = append(b, `"sent":"`...)
@@ -228,6 +247,7 @@ func ParseMessage(b []byte) (Message, error) {
 	d.DisallowUnknownFields()
 	var raw struct {
 		From    string    `json:"from"`
+		Seq     uint64    `json:"seq"`
 		Changes []Change  `json:"changes"`
 		Sent    time.Time `json:"sent"`
 	}
@@ -248,7 +268,7 @@ func ParseMessage(b []byte) (Message, error) {
 			raw.Changes[i].Sent = raw.Sent
 		}
 	}
-	return Message{From: raw.From, Changes: raw.Changes, Sent: raw.Sent}, nil
+	return Message{From: raw.From, Seq: raw.Seq, Changes: raw.Changes, Sent: raw.Sent}, nil
 }
 
 // clip returns b for an error message, cut to a readable length.

@@ -17,7 +17,8 @@ import (
 // once, and at once, on a goroutine of the Hub's own per listener, so a
 // slow listener delays neither the publisher nor the others. A listener
 // whose queue holds QueueSize changes loses the next ones until it
-// catches up (see Dropped). The zero Hub is ready to use.
+// catches up (see Dropped), and is then delivered a Resync: it may have
+// missed changes. The zero Hub is ready to use.
 type Hub struct {
 	// QueueSize caps the changes waiting for one listener. Zero means
 	// DefaultQueueSize.
@@ -56,6 +57,7 @@ type hubBus struct {
 
 	// Guarded by hub.mu.
 	queue   []Change
+	missed  bool          // a change was dropped since the queue was last taken
 	wake    chan struct{} // signalled when queue grows; nil when not listening
 	stopped chan struct{} // closed when the delivering goroutine has returned
 }
@@ -75,6 +77,7 @@ func (b *hubBus) Publish(c Change) {
 		}
 		if len(e.queue) >= size {
 			h.dropped++
+			e.missed = true
 			continue
 		}
 		e.queue = append(e.queue, c)
@@ -109,6 +112,12 @@ func (b *hubBus) Listen(deliver func(Change)) (stop func(), err error) {
 			}
 			h.mu.Lock()
 			batch := b.queue
+			if b.missed {
+				// After what was queued: the listener's watchers read again
+				// once it has caught up.
+				batch = append(batch, Change{Kind: Resync, Value: "the Hub's queue for this listener was full: changes were dropped"})
+				b.missed = false
+			}
 			b.queue = nil
 			h.mu.Unlock()
 			for _, c := range batch {
@@ -127,7 +136,7 @@ func (b *hubBus) Listen(deliver func(Change)) (stop func(), err error) {
 			close(done)
 			<-stopped
 			h.mu.Lock()
-			b.wake, b.queue = nil, nil
+			b.wake, b.queue, b.missed = nil, nil, false
 			h.mu.Unlock()
 		})
 	}, nil

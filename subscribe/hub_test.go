@@ -98,7 +98,8 @@ func TestHubListen(t *testing.T) {
 }
 
 // A listener that does not keep up loses changes beyond QueueSize, and
-// the Hub counts them; the publisher never waits.
+// the Hub counts them, and tells it with a Resync once it has caught up;
+// the publisher never waits.
 func TestHubQueueSize(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -126,8 +127,13 @@ func TestHubQueueSize(t *testing.T) {
 		synctest.Wait()
 		var got []string
 		for _, c := range r.take() {
-			got = append(got, c.Value)
+			got = append(got, c.Kind.String()+" "+c.Value)
 		}
-		assert.Equal(t, []string{"x://0", "x://1", "x://2", "x://3"}, got)
+		assert.Equal(t, []string{"uri x://0", "uri x://1", "uri x://2", "uri x://3",
+			"resync the Hub's queue for this listener was full: changes were dropped"}, got)
+		// Told once: what comes next is whole again.
+		pub.Publish(subscribe.Change{Kind: subscribe.Updated, Value: "x://6"})
+		synctest.Wait()
+		assert.Len(t, r.take(), 1)
 	})
 }
