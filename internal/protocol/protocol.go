@@ -1,11 +1,12 @@
 // Package protocol spells the words of the Model Context Protocol that
 // mcpres sends, reads and switches on: protocol versions, method and
-// notification names, HTTP headers. Each is written here once; the rest of
-// the repository names the constant.
+// notification names, HTTP headers, and the error codes the library sends
+// itself. Each is written here once; the rest of the repository names the
+// constant.
 //
 // Each constant quotes the specification version that defines it. The
-// constants are untyped strings: they go to go-sdk and to exported string
-// fields (resource.Call.Method) as they are.
+// constants are untyped: they go to go-sdk and to exported fields
+// (resource.Call.Method) as they are.
 package protocol
 
 // Protocol versions, as a client names them in initialize or in the
@@ -42,6 +43,20 @@ const (
 	// HeaderMethod carries the JSON-RPC method of the request (2026-07-28,
 	// transports).
 	HeaderMethod = "Mcp-Method"
+	// HeaderName carries params.name of tools/call and prompts/get, and
+	// params.uri of resources/read, in Base64 as "=?base64?…?=" if it is
+	// not plain ASCII (2026-07-28, transports).
+	HeaderName = "Mcp-Name"
+)
+
+// JSON-RPC error codes the specification defines, that the library
+// sends itself rather than leave to go-sdk.
+const (
+	// CodeHeaderMismatch is HeaderMismatch, answered with 400 Bad Request:
+	// "The HTTP headers do not match the corresponding values in the
+	// request body, or required headers are missing/malformed."
+	// (2026-07-28, transports, Server Validation).
+	CodeHeaderMismatch = -32020
 )
 
 // Request methods.
