@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcpres/mcpres/internal/protocol"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -80,6 +82,22 @@ var originRefusal, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.E
 	Code:    jsonrpc.CodeInvalidRequest,
 	Message: "Forbidden: the Origin header names an origin this server does not accept",
 }})
+
+// headerMismatch is the body of the HTTP 400 that refuses a request for
+// its request-metadata headers (metadata.go): a JSON-RPC error -32020
+// HeaderMismatch, with the request's id (none if id is the zero ID), and
+// err's message. It is the code the transport defines for it: "Servers
+// MUST reject requests with a 400 Bad Request HTTP status and JSON-RPC
+// error code -32020 (HeaderMismatch) if any validation fails" (2026-07-28,
+// transports), and the code go-sdk sends for the checks it makes itself.
+// The request is one of 2026-07-28: its header or its _meta says so.
+func headerMismatch(id jsonrpc.ID, err error) []byte {
+	data, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
+		Code:    protocol.CodeHeaderMismatch,
+		Message: err.Error(),
+	}})
+	return data
+}
 
 // A failure is why a step stopped a call. Its fields other than decision
 // are set as the decision needs them.

@@ -51,6 +51,20 @@ import (
 // StreamableHTTPOptions.DisableLocalhostProtection is set); on another
 // address, check the Host header in front (docs/security.md).
 //
+// A POST whose request-metadata headers do not match its body
+// (2026-07-28, transports: Mcp-Protocol-Version, Mcp-Method, Mcp-Name)
+// is refused with 400 and a JSON-RPC error -32020 HeaderMismatch, as the
+// transport requires. go-sdk compares the headers of a request whose
+// Mcp-Protocol-Version names 2026-07-28 or later with its body; the
+// handler, in front of it, refuses what go-sdk lets pass: a body whose
+// _meta names a protocol version that an older header (or none) does
+// not, a mirrored header given twice or with a character other than
+// visible ASCII, and an invalid Base64 Mcp-Name (go-sdk gets a valid one
+// decoded). To find a _meta, the handler reads the body of a POST of an
+// older protocol, up to opts.MaxRequestBodyBytes (go-sdk's 4 MiB by
+// default), and leaves a longer one to go-sdk. Refusals are logged to
+// slog.Default() at Debug; docs/security.md lists the rules.
+//
 // What callers open is capped across their sessions and streams (see
 // SessionOptions and SubscriptionOptions, and docs/security.md): a POST
 // that would open a stateful session past the caps of the registry
@@ -74,21 +88,35 @@ func NewHTTPHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.Ha
 	stateful := mcp.NewStreamableHTTPHandler(get, &o)
 	o.Stateless = true
 	stateless := mcp.NewStreamableHTTPHandler(get, &o)
-	return &originCheck{policy: &origin.Policy{}, next: &eraHandler{stateful: stateful, stateless: stateless, sessions: newSessionGate(server)}}
+	// go-sdk's own bound of a request's body.
+	limit := o.MaxRequestBodyBytes
+	if limit == 0 {
+		limit = mcp.DefaultMaxRequestBodyBytes
+	}
+	return &originCheck{policy: &origin.Policy{}, next: &eraHandler{stateful: stateful, stateless: stateless, limit: limit, sessions: newSessionGate(server)}}
 }
 
 // An eraHandler sends each request to the go-sdk handler of its protocol
-// era (behaviour 11 of gosdk.go).
-// It records each request's client address, for the caps, and holds
-// the stateful handler's sessions under them.
+// era (behaviour 11 of gosdk.go), once the request-metadata headers of a
+// POST pass the check of metadata.go, which is told the same era. It
+// records each request's client address, for the caps, and holds the
+// stateful handler's sessions under them (sessioncaps.go).
 type eraHandler struct {
 	stateful, stateless http.Handler
+	limit               int64 // the most of a body checkMetadata reads; negative for no bound
 	sessions            *sessionGate
 }
 
 func (h *eraHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	req = withClientAddress(req)
-	if sessionless(req.Header.Get(protocol.HeaderProtocolVersion)) {
+	modern := sessionless(req.Header.Get(protocol.HeaderProtocolVersion))
+	if req.Method == http.MethodPost {
+		var ok bool
+		if req, ok = h.checkMetadata(w, req, modern); !ok {
+			return
+		}
+	}
+	if modern {
 		h.stateless.ServeHTTP(w, req)
 		return
 	}

@@ -15,6 +15,9 @@
 //     that reaches the server through DNS rebinding names the server's
 //     own host as its origin: go-sdk refuses it on loopback addresses,
 //     elsewhere require authentication (see docs/security.md);
+//   - a 2026-07-28 request whose Mcp-Protocol-Version, Mcp-Method or
+//     Mcp-Name header does not match its body gets 400 and -32020
+//     HeaderMismatch (resource.NewHTTPHandler);
 //   - slow or oversized requests are cut off (ReadHeaderTimeout,
 //     ReadTimeout, MaxHeaderBytes), idle connections closed (IdleTimeout);
 //   - when the context ends, the server stops: requests in flight (event

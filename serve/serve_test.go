@@ -166,6 +166,47 @@ func TestHandlerWrap(t *testing.T) {
 	requireStatus(t, http.StatusNotFound, ts.URL, "/", "/other")
 }
 
+// The endpoint refuses a 2026-07-28 request whose request-metadata
+// headers do not match its body with 400 and -32020 HeaderMismatch (the
+// rules are resource.NewHTTPHandler's, tested there), and serves one
+// whose headers match.
+func TestHandlerRequestMetadata(t *testing.T) {
+	ts := startHandler(t, newTestServer(t).Server, nil)
+	client := mcptest.HTTPClient(t, "")
+	body := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"` + helloURI + `","_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	post := func(version, name string) (int, string) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL+serve.DefaultPath, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(protocol.HeaderMethod, protocol.MethodRead)
+		req.Header.Set(protocol.HeaderName, name)
+		if version != "" {
+			req.Header.Set(protocol.HeaderProtocolVersion, version)
+		}
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		_, err = b.ReadFrom(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, b.String()
+	}
+	status, answer := post(protocol.Version20260728, helloURI)
+	require.Equal(t, http.StatusOK, status, answer)
+	require.Contains(t, answer, `"text":"hello"`)
+	for what, req := range map[string][2]string{
+		"another Mcp-Name":              {protocol.Version20260728, "test://other"},
+		"an older Mcp-Protocol-Version": {protocol.Version20251125, helloURI},
+		"no Mcp-Protocol-Version":       {"", helloURI},
+	} {
+		status, answer := post(req[0], req[1])
+		require.Equal(t, http.StatusBadRequest, status, "%s: %s", what, answer)
+		require.Contains(t, answer, `"code":-32020`, what)
+	}
+}
+
 // withOrigin is an http.RoundTripper that sends an Origin header, as a
 // browser does for a web page, and keeps the status and Content-Type of
 // the last answer.

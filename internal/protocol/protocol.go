@@ -1,11 +1,12 @@
 // Package protocol spells the words of the Model Context Protocol that
 // mcpres sends, reads and switches on: protocol versions, method and
-// notification names, HTTP headers. Each is written here once; the rest of
-// the repository names the constant.
+// notification names, HTTP headers, and the error codes the library sends
+// itself. Each is written here once; the rest of the repository names the
+// constant.
 //
 // Each constant quotes the specification version that defines it. The
-// constants are untyped strings: they go to go-sdk and to exported string
-// fields (resource.Call.Method) as they are.
+// constants are untyped: they go to go-sdk and to exported fields
+// (resource.Call.Method) as they are.
 package protocol
 
 // Protocol versions, as a client names them in initialize or in the
@@ -46,6 +47,20 @@ const (
 	// its answer to initialize, on every later request of that session
 	// (2025-06-18 and 2025-11-25, transports, "Session Management").
 	HeaderSessionID = "Mcp-Session-Id"
+	// HeaderName carries params.name of tools/call and prompts/get, and
+	// params.uri of resources/read, in Base64 as "=?base64?…?=" if it is
+	// not plain ASCII (2026-07-28, transports).
+	HeaderName = "Mcp-Name"
+)
+
+// JSON-RPC error codes the specification defines, that the library
+// sends itself rather than leave to go-sdk.
+const (
+	// CodeHeaderMismatch is HeaderMismatch, answered with 400 Bad Request:
+	// "The HTTP headers do not match the corresponding values in the
+	// request body, or required headers are missing/malformed."
+	// (2026-07-28, transports, Server Validation).
+	CodeHeaderMismatch = -32020
 )
 
 // Request methods.
