@@ -80,7 +80,12 @@
 //     replicas;
 //   - mcpres.bus.lag (histogram, s): for those whose publisher said when
 //     it sent them, how long they took to arrive, by the two replicas'
-//     clocks.
+//     clocks;
+//   - mcpres.bus.resyncs (counter): times the bus said this replica may
+//     have missed changes, and every session was told to read again
+//     what it watches (see resource.EventResync);
+//   - mcpres.bus.resync.uris (counter): the watched URIs notified for
+//     them.
 //
 // An Observer serves one registry: the subscription gauge is the
 // registry's count. For several registries in one process, make one
@@ -177,6 +182,8 @@ type Observer struct {
 	coalesced   metric.Int64Counter
 	received    metric.Int64Counter
 	lag         metric.Float64Histogram
+	resyncs     metric.Int64Counter
+	resyncURIs  metric.Int64Counter
 }
 
 var _ resource.Observer = (*Observer)(nil)
@@ -230,6 +237,8 @@ func New(opts *Options) (*Observer, error) {
 	ob.coalesced = in.counter("mcpres.notifications.coalesced", "{change}", "Changes folded into a notification already due.")
 	ob.received = in.counter("mcpres.bus.received", "{change}", "Changes received from other replicas.")
 	ob.lag = in.histogram("mcpres.bus.lag", "s", "Time from a replica sending a change to this one receiving it.", durationBounds...)
+	ob.resyncs = in.counter("mcpres.bus.resyncs", "{resync}", "Times this replica may have missed changes and told every session to read again.")
+	ob.resyncURIs = in.counter("mcpres.bus.resync.uris", "{uri}", "Watched URIs notified because this replica may have missed changes.")
 	if in.err != nil {
 		return nil, in.err
 	}
@@ -448,6 +457,9 @@ func (o *Observer) Event(e resource.Event) {
 		if e.Lag >= 0 {
 			o.lag.Record(ctx, e.Lag.Seconds(), o.commonRec...)
 		}
+	case resource.EventResync:
+		o.resyncs.Add(ctx, 1, o.commonAdd...)
+		o.resyncURIs.Add(ctx, int64(e.Count), o.commonAdd...)
 	}
 }
 

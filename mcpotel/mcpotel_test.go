@@ -531,6 +531,36 @@ func TestBusLag(t *testing.T) {
 	})
 }
 
+// A resync, when the bus says this replica may have missed changes, is
+// counted with the URIs it notified.
+func TestBusResync(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		tel := newTelemetry(t)
+		bus := &resyncBus{}
+		reg, err := resource.NewRegistry(&resource.Options{Observer: tel.obs, Subscriptions: resource.SubscriptionOptions{Bus: bus}})
+		require.NoError(t, err)
+		defer reg.Close()
+		bus.deliver(subscribe.Change{Kind: subscribe.Resync, Value: "test"})
+		bus.deliver(subscribe.Change{Kind: subscribe.Resync, Value: "test"})
+		synctest.Wait()
+		ms := tel.collect(t)
+		assert.EqualValues(t, 2, sum(t, ms, "mcpres.bus.resyncs"))
+		assert.EqualValues(t, 0, sum(t, ms, "mcpres.bus.resync.uris"), "no one watches anything")
+		assert.Zero(t, sum(t, ms, "mcpres.bus.received"), "a resync is no change received")
+	})
+}
+
+// A resyncBus is a Bus whose test delivers to its listener itself.
+type resyncBus struct{ deliver func(subscribe.Change) }
+
+func (b *resyncBus) Publish(subscribe.Change) {}
+
+func (b *resyncBus) Listen(deliver func(subscribe.Change)) (func(), error) {
+	b.deliver = deliver
+	return func() {}, nil
+}
+
 // A direct call with a span in its context and trace context in its
 // _meta: the span continues the _meta's trace and links to the ambient
 // span.

@@ -36,7 +36,7 @@ func (r *Registry) publish(c subscribe.Change) {
 // per template, and otherwise ignored: replicas should hold the same
 // registrations.
 func (r *Registry) receive(c subscribe.Change) {
-	if r.opts.Observer != nil {
+	if r.opts.Observer != nil && c.Kind != subscribe.Resync {
 		lag := time.Duration(-1)
 		if !c.Sent.IsZero() {
 			lag = time.Since(c.Sent)

@@ -224,3 +224,81 @@ func connectListWatcher(t *testing.T, server *mcp.Server, version string, listed
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { listed() },
 	})
 }
+
+// A resyncBus is a Bus whose test says when its replica may have missed
+// changes, as a broker bus does after an outage or a gap.
+type resyncBus struct {
+	mu      sync.Mutex
+	deliver func(subscribe.Change)
+}
+
+func (b *resyncBus) Publish(subscribe.Change) {}
+
+func (b *resyncBus) Listen(deliver func(subscribe.Change)) (func(), error) {
+	b.mu.Lock()
+	b.deliver = deliver
+	b.mu.Unlock()
+	return func() {}, nil
+}
+
+func (b *resyncBus) resync(why string) {
+	b.mu.Lock()
+	deliver := b.deliver
+	b.mu.Unlock()
+	deliver(subscribe.Change{Kind: subscribe.Resync, Value: why})
+}
+
+// When the bus says the replica may have missed changes, every session
+// of every era is told to read again each URI it watches, once, and that
+// the list changed; it is counted, observed and logged once an episode.
+func TestBusResyncTellsEveryWatcher(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		bus := &resyncBus{}
+		obs := &recorder{}
+		logs := &syncBuffer{}
+		r := newSubscriptions(t, &resource.Options{Observer: obs, ListChangedDelay: testWindow,
+			Logger:        slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			Subscriptions: resource.SubscriptionOptions{Bus: bus}})
+		var watchers []*watcher
+		lists := make([]int, len(eras))
+		var mu sync.Mutex
+		for i, version := range eras {
+			w := r.watch(t, version)
+			w.subscribe(t, "db://users/7", "log://prod/api")
+			watchers = append(watchers, w)
+			connectListWatcher(t, r.server, version, func() { mu.Lock(); lists[i]++; mu.Unlock() })
+		}
+		synctest.Wait()
+		bus.resync("a test's gap")
+		settle()
+		settleList()
+		for i, w := range watchers {
+			assert.Equal(t, []string{"db://users/7", "log://prod/api"}, w.taken(), "watcher %s", eras[i])
+		}
+		mu.Lock()
+		for i, n := range lists {
+			assert.Equal(t, 1, n, "list_changed, once to %s", eras[i])
+		}
+		mu.Unlock()
+		resyncs, uris := r.reg.ResyncStats()
+		assert.EqualValues(t, 1, resyncs)
+		assert.EqualValues(t, 2, uris)
+		var seen []resource.Event
+		obs.mu.Lock()
+		for _, e := range obs.events {
+			if e.Kind == resource.EventResync {
+				seen = append(seen, e)
+			}
+		}
+		obs.mu.Unlock()
+		assert.Equal(t, []resource.Event{{Kind: resource.EventResync, Count: 2, Reason: "a test's gap"}}, seen)
+		// Resyncs within a second of each other are one episode in the log.
+		bus.resync("again")
+		time.Sleep(time.Second)
+		bus.resync("a new episode")
+		settle()
+		assert.Equal(t, 2, strings.Count(logs.String(), "may have missed changes"), logs.String())
+		assert.Contains(t, logs.String(), "more_resyncs_in_previous_episode=1")
+	})
+}

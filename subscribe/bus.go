@@ -18,10 +18,14 @@ import (
 // Delivery is at most once: a change may be lost (while the broker is
 // unreachable, or when a replica cannot keep up), and is never delivered
 // twice by the bus. That is what MCP's notifications need: an update
-// notification tells a client to read the resource again, so a lost one
-// delays a client until the next change, and a late one costs a read. A
-// Bus must not deliver to a replica the changes that replica published
-// itself: it has notified its own watchers already.
+// notification tells a client to read the resource again, so a late one
+// costs a read. A lost one must not go unnoticed: a Bus delivers a
+// Resync to its listener whenever it may have lost a change meant for
+// it (its connection dropped, a sender's Message.Seq skipped a number,
+// a queue overflowed), and the registry then tells its watchers to read
+// again everything they watch. A Bus must not deliver to a replica the
+// changes that replica published itself: it has notified its own
+// watchers already.
 //
 // Implementations: [Hub] for replicas in one process (and tests), and
 // the nested modules github.com/mcpres/mcpres/natsbus (NATS) and
