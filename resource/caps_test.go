@@ -254,13 +254,13 @@ func TestSessionsPerCaller(t *testing.T) {
 	require.NoError(t, err)
 	_, err = f.connect(t, "mallory")
 	require.NoError(t, err)
-	before := sessionCount(f.server)
+	before := sessions(f.server)
 	for range 5 {
 		sessionRefusal(t, f.initialize(t, "mallory"), http.StatusTooManyRequests, "sessions per caller (2)")
 	}
 	_, err = f.connect(t, "mallory")
 	assert.Error(t, err, "a go-sdk client is refused too")
-	assert.Equal(t, before, sessionCount(f.server), "a refused request opens no session")
+	assert.Equal(t, before, sessions(f.server), "a refused request opens no session")
 	assert.Equal(t, 1, strings.Count(f.logs.String(), "sessions per caller"), "one line for the burst: %s", f.logs.String())
 	_, err = f.connect(t, "alice")
 	require.NoError(t, err)
@@ -299,14 +299,6 @@ func TestSessionsInAll(t *testing.T) {
 func eventually(t *testing.T, cond func() bool, what string) {
 	t.Helper()
 	require.Eventually(t, cond, mcptest.WaitTimeout, time.Millisecond, what)
-}
-
-func sessionCount(s *mcp.Server) int {
-	n := 0
-	for range s.Sessions() {
-		n++
-	}
-	return n
 }
 
 func TestCapsOptions(t *testing.T) {
