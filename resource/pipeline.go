@@ -25,16 +25,17 @@ import (
 // A call is one request on its way through the pipeline: what it asks,
 // who asks, and what its access record needs.
 type call struct {
-	ctx      context.Context
-	op       Operation
-	method   string // the JSON-RPC method
-	target   string // what the access record names: the URI, list method or template
-	req      mcp.Request
-	session  *mcp.ServerSession
-	identity string
-	start    time.Time // when the access record began; zero if access records are off
-	withheld int       // entries the Authorizer left out of a list or completion
-	obs      *Call     // what the Observer is told; nil without one
+	ctx        context.Context
+	op         Operation
+	method     string // the JSON-RPC method
+	target     string // what the access record names: the URI, list method or template
+	req        mcp.Request
+	session    *mcp.ServerSession
+	identity   string
+	start      time.Time // when the access record began; zero if access records are off
+	withheld   int       // entries the Authorizer left out of a list or completion
+	unlistable int       // resources providers listed that a list page left out
+	obs        *Call     // what the Observer is told; nil without one
 }
 
 // begin opens a call of method for op on target. req is nil for a direct

@@ -116,9 +116,9 @@ type Registry struct {
 	// delivery holds the subscriptions and takes changes to the sessions
 	// that watch them (package delivery's doc lists the steps).
 	delivery         *delivery.Delivery[Access]
-	listed           listedURIs   // bad URIs providers listed, reported
-	unknownTemplates reportedOnce // templates other replicas reported and this one lacks
-	stopListening    func()       // stops taking the bus's changes; nil without a bus
+	listed           listedReports // what providers listed that lists leave out, reported
+	unknownTemplates reportedOnce  // templates other replicas reported and this one lacks
+	stopListening    func()        // stops taking the bus's changes; nil without a bus
 	closed           atomic.Bool
 }
 
