@@ -146,6 +146,27 @@ func (r *Registry) resolve(u string) (target, error) {
 	return target{tmpl: e, vars: vars}, nil
 }
 
+// template returns the template resolve would find for u, which names no
+// static resource, without the variables it binds; nil where resolve
+// finds none. Unlike resolve it allocates nothing for a URI without
+// percent-escapes that a template without WithSafePaths matches, so
+// that checking every resource a provider lists costs a page little.
+func (r *Registry) template(u string) *templateEntry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.router.Find(u)
+	if ok && e.safePaths {
+		// Only the variables tell whether the paths are safe: Lookup
+		// chooses e again, under the same lock.
+		_, vars, _ := r.router.Lookup(u)
+		ok = safePaths(vars)
+	}
+	if !ok {
+		return nil
+	}
+	return e
+}
+
 // resolveChecked is checkURI then resolve, but a URI that names a static
 // resource exactly is resolved without the check: Add checked it.
 func (r *Registry) resolveChecked(u string) (target, error) {

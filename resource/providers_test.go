@@ -1,7 +1,10 @@
 package resource_test
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,4 +115,73 @@ func TestProvidersCheckedLikeAdd(t *testing.T) {
 			assert.Positive(t, obs.calls[0].Unlistable, "the first page of two passed over resources")
 		})
 	}
+}
+
+// A provider's resource is listed exactly when a read of its URI
+// resolves, and with the MIME type the read declares, also where a
+// template checks its paths (WithSafePaths) or a more specific template
+// takes the URI from one that does.
+func TestProvidersListWhatReads(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t, &resource.Options{Logger: quietLogger()})
+	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "files:///{+path}", Name: "file", MIMEType: "text/plain"},
+		echoVars, resource.WithSafePaths()))
+	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "files:///~/{name}.md", Name: "home note", MIMEType: "text/markdown"}, echoVars))
+	uris := []string{
+		"files:///docs/a.md",
+		"files:///docs/a%20b.md", // an escape: read, as decoded
+		"files:///%2Fetc/passwd", // a leading '/' once decoded: not a safe path
+		"files:///docs/%2E%2E/x", // a ".." segment once decoded
+		"files:///C:%5Cx",        // a backslash
+		"files:///~/todo.md",     // the home note
+		"files:///~/a%00b.md",    // a NUL, but the home note does not check paths
+		"other://x",              // nothing reads it
+	}
+	slices.Sort(uris)
+	require.NoError(t, reg.AddProvider("files", sliceList(items(uris...))))
+
+	res, err := reg.ListResources(t.Context(), &mcp.ListResourcesRequest{Params: &mcp.ListResourcesParams{}})
+	require.NoError(t, err)
+	listed := map[string]string{} // URI -> MIME type
+	for _, r := range res.Resources {
+		listed[r.URI] = r.MIMEType
+	}
+	for _, u := range uris {
+		read, err := reg.ReadResource(t.Context(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: u}})
+		mime, ok := listed[u]
+		require.Equal(t, err == nil, ok, "%s: listed exactly if it reads (read: %v)", u, err)
+		if ok {
+			assert.Equal(t, read.Contents[0].MIMEType, mime, "%s: listed with the MIME type a read declares", u)
+		}
+	}
+	assert.Len(t, listed, 4, "the two under docs and the two home notes")
+}
+
+// Checking what a provider lists allocates nothing per resource when each
+// has a MIME type: a page of 100 allocates as much as a page of 10.
+func TestProviderPageAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	allocs := func(n int) float64 {
+		reg := newRegistry(t, &resource.Options{PageSize: n, Logger: quietLogger()})
+		require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "rows://{id}", Name: "row", MIMEType: "text/plain"}, echoVars))
+		all := make([]cursor.Item[*mcp.Resource], 2*n)
+		for i := range all {
+			u := fmt.Sprintf("rows://%06d", i)
+			all[i] = cursor.Item[*mcp.Resource]{Key: u, Value: &mcp.Resource{URI: u, Name: "row", MIMEType: "text/plain"}}
+		}
+		require.NoError(t, reg.AddProvider("rows", func(_ context.Context, _ string, limit int) ([]cursor.Item[*mcp.Resource], error) {
+			return all[:min(limit, len(all))], nil // the first page only, without allocating
+		}))
+		req := &mcp.ListResourcesRequest{Params: &mcp.ListResourcesParams{}}
+		return testing.AllocsPerRun(50, func() {
+			if res, err := reg.ListResources(t.Context(), req); err != nil || len(res.Resources) != n {
+				t.Fatalf("page of %d: %v, %d resources", n, err, len(res.Resources))
+			}
+		})
+	}
+	few, many := allocs(10), allocs(100)
+	assert.Equal(t, few, many, "allocations of a page of 10 and of 100")
+	t.Logf("a page allocates %v times", many)
 }

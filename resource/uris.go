@@ -96,6 +96,9 @@ func (s checkedList) List(ctx context.Context, after string, limit int) ([]curso
 		return nil, err
 	}
 	copied := false
+	// Copies given the MIME type a read declares, made once for the page:
+	// with room for every resource left, append never moves them.
+	var withMIME []mcp.Resource
 	for i, it := range items {
 		res := it.Value
 		if res == nil {
@@ -113,16 +116,21 @@ func (s checkedList) List(ctx context.Context, after string, limit int) ([]curso
 			items[i].Value = nil
 			continue
 		}
-		withMIME := *res
-		withMIME.MIMEType = mime
-		items[i].Value = &withMIME
+		if withMIME == nil {
+			withMIME = make([]mcp.Resource, 0, len(items)-i)
+		}
+		withMIME = append(withMIME, *res)
+		typed := &withMIME[len(withMIME)-1]
+		typed.MIMEType = mime
+		items[i].Value = typed
 	}
 	return items, nil
 }
 
 // listedMIME checks res, which a provider listed, as a read of it would
-// be resolved: why is listedOK and mime the MIME type a read of it
-// declares, or why says what is wrong (and err, for a bad URI, how).
+// be resolved (see resolveChecked): why is listedOK and mime the MIME
+// type a read of it declares, or why says what is wrong (and err, for a
+// bad URI, how).
 func (r *Registry) listedMIME(res *mcp.Resource) (mime string, why listedReason, err error) {
 	if e, ok := r.static.Get(res.URI); ok { // Add checked the URI
 		if res.Name == "" {
@@ -133,14 +141,14 @@ func (r *Registry) listedMIME(res *mcp.Resource) (mime string, why listedReason,
 	if err := uri.Check(res.URI, r.opts.MaxURILength); err != nil {
 		return "", listedBadURI, err
 	}
-	t, err := r.resolve(res.URI)
-	if err != nil {
+	e := r.template(res.URI)
+	if e == nil {
 		return "", listedUnread, nil
 	}
 	if res.Name == "" {
 		return "", listedNoName, nil
 	}
-	return t.tmpl.tmpl.MIMEType, listedOK, nil
+	return e.tmpl.MIMEType, listedOK, nil
 }
 
 // A listedReason says why a resource a provider listed was left out.
