@@ -119,11 +119,11 @@ func beginList[P mcp.Params](r *Registry, ctx context.Context, method string, re
 // listPage runs the steps of a list method: one page of sources from
 // cursor pos, and the next page's cursor. The cursor is bound to the
 // call's caller. valid, if not nil, says which entries may be listed at
-// all; the others are passed over, and counted in c.unlistable. With an Authorizer, the page holds
-// only entries it allows too (each decided as the Access that access
-// makes of it and caller, the caller's Access to the list), and counts
-// the others in c.withheld. Entries are passed over within
-// Options.ScanBudget (cursor.PaginateFiltered).
+// all; the others are passed over, and counted in c.unlistable. With an
+// Authorizer, the page holds only entries it allows too (each decided as
+// the Access that access makes of it and caller, the caller's Access to
+// the list), and counts the others in c.withheld. Entries are passed over
+// within Options.ScanBudget (cursor.PaginateFiltered).
 func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T],
 	valid func(T) bool, access func(*Registry, Access, T) Access) ([]T, string, error) {
 	if err := r.open(); err != nil {
