@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -281,5 +283,43 @@ func BenchmarkReadMIME(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkProviderPage reads one page of 100 resources that a template's
+// instance list returns from memory: what the registry's check of each
+// listed resource (a URI a client could send, read by a template, with a
+// name) costs a page. "mime" leaves every MIME type to the template's.
+//
+//	go test -run '^$' -bench ProviderPage -benchmem -count 5 ./resource/
+func BenchmarkProviderPage(b *testing.B) {
+	for _, mime := range []string{"text/plain", ""} {
+		name := "typed"
+		if mime == "" {
+			name = "mime"
+		}
+		b.Run(name, func(b *testing.B) {
+			all := make([]cursor.Item[*mcp.Resource], 10*benchPageSize)
+			for i := range all {
+				u := fmt.Sprintf("bench://rows/%06d", i)
+				all[i] = cursor.Item[*mcp.Resource]{Key: u, Value: &mcp.Resource{URI: u, Name: "row", MIMEType: mime}}
+			}
+			reg := newRegistry(b, &resource.Options{PageSize: benchPageSize})
+			err := reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "bench://rows/{id}", Name: "row", MIMEType: "text/plain"},
+				func(context.Context, *mcp.ReadResourceRequest, resource.Vars) (*mcp.ReadResourceResult, error) {
+					return nil, resource.ErrNotFound
+				},
+				resource.WithInstances(func(_ context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error) {
+					i, _ := slices.BinarySearchFunc(all, after, func(it cursor.Item[*mcp.Resource], k string) int { return strings.Compare(it.Key, k) })
+					if i < len(all) && all[i].Key == after {
+						i++
+					}
+					return all[i:min(i+limit, len(all))], nil
+				}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchPage(b, registryPager(reg), "")
+		})
 	}
 }

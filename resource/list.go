@@ -27,6 +27,10 @@ func (x index[E, T]) List(ctx context.Context, after string, limit int) ([]curso
 	return out, nil
 }
 
+// listable is the valid function of a resources/list page: it drops the
+// entries checkedList left out.
+func listable(res *mcp.Resource) bool { return res != nil }
+
 func (e *staticEntry) describe() *mcp.Resource           { return &e.res }
 func (e *templateEntry) describe() *mcp.ResourceTemplate { return e.tmpl }
 
@@ -49,11 +53,11 @@ func (e *templateEntry) describe() *mcp.ResourceTemplate { return e.tmpl }
 // short (possibly empty) with a cursor after the last entry scanned: the
 // walk still shows each allowed entry once, but in more pages.
 //
-// A provider's or instance list's resource whose URI a client could not
-// send back (not an absolute RFC 3986 URI, such as "notes://gamma ray")
-// is left out, as if it were not listed, and logged once at Error with
-// the name of the list that produced it: the registry lists only URIs it
-// accepts in a read.
+// A provider's or instance list's resource is checked as Add checks a
+// static resource (see ListFunc): one the registry would not read, or
+// without a name, is left out, as if it were not listed, logged once at
+// Error for its list and the reason, and counted in the Observer's
+// Call.Unlistable. One without a MIME type is listed with its template's.
 //
 // A nil request or params, or a "" cursor, means the first page. A cursor
 // this registry did not issue for resources/list and this scope, or one
@@ -115,11 +119,11 @@ func beginList[P mcp.Params](r *Registry, ctx context.Context, method string, re
 // listPage runs the steps of a list method: one page of sources from
 // cursor pos, and the next page's cursor. The cursor is bound to the
 // call's caller. valid, if not nil, says which entries may be listed at
-// all; the others are passed over. With an Authorizer, the page holds
-// only entries it allows too (each decided as the Access that access
-// makes of it and caller, the caller's Access to the list), and counts
-// the others in c.withheld. Entries are passed over within
-// Options.ScanBudget (cursor.PaginateFiltered).
+// all; the others are passed over, and counted in c.unlistable. With an
+// Authorizer, the page holds only entries it allows too (each decided as
+// the Access that access makes of it and caller, the caller's Access to
+// the list), and counts the others in c.withheld. Entries are passed over
+// within Options.ScanBudget (cursor.PaginateFiltered).
 func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T],
 	valid func(T) bool, access func(*Registry, Access, T) Access) ([]T, string, error) {
 	if err := r.open(); err != nil {
@@ -127,13 +131,13 @@ func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T
 	}
 	req := r.pageRequest(c, pos)
 	var f *listFilter[T]
-	keep := valid
-	if r.opts.Authorize != nil {
-		f = &listFilter[T]{r: r, ctx: c.ctx, session: c.session, access: access, valid: valid,
-			caller: Access{Op: OpList, Identity: c.identity, Request: c.req}}
+	var keep func(T) bool
+	if valid != nil || r.opts.Authorize != nil {
+		f = &listFilter[T]{r: r, ctx: c.ctx, session: c.session, valid: valid}
+		if r.opts.Authorize != nil {
+			f.access, f.caller = access, Access{Op: OpList, Identity: c.identity, Request: c.req}
+		}
 		keep = f.keep
-	}
-	if keep != nil {
 		req.Scan = r.opts.ScanBudget
 	}
 	page, next, err := cursor.PaginateFiltered(c.ctx, r.cursors, req, sources, keep)
@@ -146,7 +150,7 @@ func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T
 		return nil, "", failed("resource list failed", err)
 	}
 	if f != nil {
-		c.withheld = f.refused
+		c.withheld, c.unlistable = f.refused, f.invalid
 	}
 	if c.obs != nil {
 		c.obs.Entries = len(page)
@@ -154,22 +158,25 @@ func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T
 	return page, next, nil
 }
 
-// A listFilter decides which entries of a list its caller may see.
+// A listFilter decides which entries of a list may be listed at all, and
+// which of them its caller may see, and counts the others.
 type listFilter[T any] struct {
 	r       *Registry
 	ctx     context.Context
 	session *mcp.ServerSession
 	caller  Access
-	access  func(*Registry, Access, T) Access
-	valid   func(T) bool // nil: every entry may be listed
-	refused int
+	access  func(*Registry, Access, T) Access // nil: no Authorizer
+	valid   func(T) bool                      // nil: every entry may be listed
+	invalid int                               // entries valid refused
+	refused int                               // entries the Authorizer refused
 }
 
 func (f *listFilter[T]) keep(v T) bool {
 	if f.valid != nil && !f.valid(v) {
-		return false // not the Authorizer's to decide: not counted as withheld
+		f.invalid++ // not the Authorizer's to decide: not counted as withheld
+		return false
 	}
-	if f.r.decide(f.ctx, f.session, f.access(f.r, f.caller, v)) != nil {
+	if f.access != nil && f.r.decide(f.ctx, f.session, f.access(f.r, f.caller, v)) != nil {
 		f.refused++
 		return false
 	}

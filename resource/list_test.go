@@ -50,6 +50,7 @@ func TestListMergesSources(t *testing.T) {
 		db.put(fmt.Sprintf("%03d", i), fmt.Sprintf("db://users/%d", i))
 	}
 	require.NoError(t, reg.AddProvider("a-users", db.list))
+	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user"}, nil2)) // reads what a-users lists
 	logs := &rows{}
 	logs.put("api", "log://api/today")
 	logs.put("web", "log://web/today")
@@ -71,6 +72,7 @@ func TestListMergesSources(t *testing.T) {
 	// The last page is exactly full: no cursor after it.
 	reg2 := newRegistry(t, &resource.Options{PageSize: 5})
 	require.NoError(t, reg2.AddProvider("users", db.list))
+	require.NoError(t, reg2.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user"}, nil2))
 	res, err := reg2.ListResources(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Len(t, res.Resources, 5)
@@ -96,6 +98,7 @@ func TestListStableWhileChanging(t *testing.T) {
 		reg := newRegistry(t, &resource.Options{PageSize: 1 + rng.IntN(9)})
 		db := &rows{}
 		require.NoError(t, reg.AddProvider("db", db.list))
+		require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://{id}", Name: "row"}, nil2))
 		present := map[string]bool{} // URI -> present now
 		add := func(i int) {
 			if rng.IntN(2) == 0 {

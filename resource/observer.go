@@ -91,6 +91,12 @@ type Call struct {
 	// Withheld counts the entries the Authorizer left out of a list page
 	// or completion.
 	Withheld int
+	// Unlistable counts the resources providers and instance lists
+	// returned that a resources/list page left out because the registry
+	// would not read them, or they have no name (see ListFunc); 0 for
+	// other calls. An entry the page passed over before its look-ahead
+	// may be counted again by the next page.
+	Unlistable int
 	// Bytes is the size of a read's contents: text bytes, plus blob
 	// bytes before base64.
 	Bytes int64
@@ -164,7 +170,7 @@ func (r *Registry) observe(c *call) {
 // observeEnd ends c's Call, which came to d and was answered with err.
 func (r *Registry) observeEnd(c *call, d Decision, err error) {
 	oc := c.obs
-	oc.End, oc.Decision, oc.Err, oc.Withheld = time.Now(), d, err, c.withheld
+	oc.End, oc.Decision, oc.Err, oc.Withheld, oc.Unlistable = time.Now(), d, err, c.withheld, c.unlistable
 	if err != nil {
 		oc.Code, _ = errorCode(err)
 		oc.Entries, oc.Bytes = 0, 0

@@ -137,11 +137,12 @@ type Options struct {
 	// since what a caller gets depends on who they are. Nil allows
 	// everything.
 	Authorize Authorizer
-	// ScanBudget bounds the entries one list page looks at, allowed or
-	// not, when an Authorizer filters the list: see ListResources for
-	// what a caller can observe of the entries it may not see. It must be
-	// more than PageSize. Zero means DefaultScanBudget, or ten pages'
-	// worth if that is more.
+	// ScanBudget bounds the entries one list page looks at, listed or
+	// not, when some are left out: those an Authorizer refuses (see
+	// ListResources for what a caller can observe of them), and in
+	// resources/list the resources of providers the registry would not
+	// read (see ListFunc). It must be more than PageSize. Zero means
+	// DefaultScanBudget, or ten pages' worth if that is more.
 	ScanBudget int
 	// Identity names the caller of a request, for Access.Identity, the
 	// access log, rate limits of sessionless requests, and the binding of

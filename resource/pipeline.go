@@ -25,16 +25,17 @@ import (
 // A call is one request on its way through the pipeline: what it asks,
 // who asks, and what its access record needs.
 type call struct {
-	ctx      context.Context
-	op       Operation
-	method   string // the JSON-RPC method
-	target   string // what the access record names: the URI, list method or template
-	req      mcp.Request
-	session  *mcp.ServerSession
-	identity string
-	start    time.Time // when the access record began; zero if access records are off
-	withheld int       // entries the Authorizer left out of a list or completion
-	obs      *Call     // what the Observer is told; nil without one
+	ctx        context.Context
+	op         Operation
+	method     string // the JSON-RPC method
+	target     string // what the access record names: the URI, list method or template
+	req        mcp.Request
+	session    *mcp.ServerSession
+	identity   string
+	start      time.Time // when the access record began; zero if access records are off
+	withheld   int       // entries the Authorizer left out of a list or completion
+	unlistable int       // resources providers listed that a list page left out
+	obs        *Call     // what the Observer is told; nil without one
 }
 
 // begin opens a call of method for op on target. req is nil for a direct
@@ -143,6 +144,27 @@ func (r *Registry) resolve(u string) (target, error) {
 		return target{}, errNotFound
 	}
 	return target{tmpl: e, vars: vars}, nil
+}
+
+// template returns the template resolve would find for u, which names no
+// static resource, without the variables it binds; nil where resolve
+// finds none. Unlike resolve it allocates nothing for a URI without
+// percent-escapes that a template without WithSafePaths matches, so
+// that checking every resource a provider lists costs a page little.
+func (r *Registry) template(u string) *templateEntry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.router.Find(u)
+	if ok && e.safePaths {
+		// Only the variables tell whether the paths are safe: Lookup
+		// chooses e again, under the same lock.
+		_, vars, _ := r.router.Lookup(u)
+		ok = safePaths(vars)
+	}
+	if !ok {
+		return nil
+	}
+	return e
 }
 
 // resolveChecked is checkURI then resolve, but a URI that names a static

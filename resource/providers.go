@@ -27,15 +27,23 @@ import (
 // often the resource's URI or the row's id; it is never shown to clients.
 //
 // Build each resource's URI with Registry.Expand, which percent-encodes
-// it as clients send it. A listed resource whose URI a client could not
-// send back ("notes://gamma ray") is left out of the list, and logged
-// once at Error naming the list; a nil resource fails the page.
+// it as clients send it. Each listed resource is checked as Add checks a
+// static one. It is left out of the list if its URI is not one a client
+// could send ("notes://gamma ray", or longer than Options.MaxURILength),
+// if no static resource or template reads it, or if it has no name. The
+// registry logs that once at Error for each list and reason, and counts
+// it in the Observer's Call.Unlistable. A resource without a MIME type is
+// listed with the one a read of it declares: its template's. A nil
+// resource fails the page.
 type ListFunc = func(ctx context.Context, after string, limit int) ([]cursor.Item[*mcp.Resource], error)
 
 // WithInstances makes a template's instances part of resources/list:
 // list names the resources it reads, in list's own key order. They come
 // after the static resources and are paged with them (see
-// Registry.ListResources). AddTemplate refuses a nil list.
+// Registry.ListResources). A resource list returns that the registry
+// would not read, or without a name, is left out and logged once (see
+// ListFunc); one without a MIME type is listed with the template's.
+// AddTemplate refuses a nil list.
 func WithInstances(list ListFunc) TemplateOption {
 	return templateOption(func(e *entryConfig) error {
 		if list == nil {
@@ -52,8 +60,10 @@ func WithInstances(list ListFunc) TemplateOption {
 // instance lists, named by their URI template), each in its own key order.
 //
 // Reading them is up to templates (or static resources) that match their
-// URIs; a provider only lists. After the data behind a provider changes,
-// call NotifyListChanged.
+// URIs; a provider only lists. A resource no template or static resource
+// reads, or without a name, is left out of the list and logged once (see
+// ListFunc); one without a MIME type is listed with its template's. After
+// the data behind a provider changes, call NotifyListChanged.
 //
 // AddProvider returns an error, and changes nothing, if name is empty, if
 // list is nil, if a template's instance list has that name, or if the

@@ -123,7 +123,7 @@ type Registry struct {
 	resyncs          atomic.Uint64 // subscribe.Resync received
 	resyncedURIs     atomic.Uint64 // URIs notified for them
 	resyncLog        burst.Counter // resyncs, logged once an episode
-	listed           listedURIs    // bad URIs providers listed, reported
+	listed           listedReports // what providers listed that lists leave out, reported
 	unknownTemplates reportedOnce  // templates other replicas reported and this one lacks
 	stopListening    func()        // stops taking the bus's changes; nil without a bus
 	closed           atomic.Bool

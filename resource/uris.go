@@ -16,8 +16,9 @@ import (
 // Every URI the registry hands a client is one it accepts from a client:
 // static resources are checked when they are added, instance URIs are
 // best built with Expand, and what providers and instance lists return is
-// checked on its way into a page (checkedList), where a URI no client
-// could send back is left out and reported once to the logger.
+// checked on its way into a page (checkedList), where a resource whose
+// URI no client could send back, or no entry reads, or without a name is
+// left out, and reported once for its source and reason to the logger.
 
 // Expand returns the URI of the instance of the registered template
 // uriTemplate whose variables have the given values, as name, value
@@ -73,12 +74,16 @@ func (r *Registry) Expand(uriTemplate string, nameValues ...string) (string, err
 }
 
 // checkedList is a provider's (or an instance list's) list function,
-// with every resource it lists checked: a nil resource fails the page,
-// and a resource whose URI a client could not send back (see
-// internal/uri.Check) is reported once and left out of the page. It is
-// left out by setting its Value to nil in a copy of the items, so that
-// the page's count of items, which tells whether there are more, is
-// kept; the list's keep function drops nil values.
+// with every resource it lists checked as Add checks a static resource: a
+// nil resource fails the page; a resource whose URI a client could not
+// send back (see internal/uri.Check), whose URI no static resource or
+// template reads (resolved as a read resolves it), or without a name is
+// left out of the page, and reported once for the source and the reason.
+// It is left out by setting its Value to nil in a copy of the items, so
+// that the page's count of items, which tells whether there are more, is
+// kept; the list's keep function drops nil values and counts them. A
+// resource without a MIME type is given, in a copy, the one a read of it
+// declares: its template's or static resource's.
 type checkedList struct {
 	r    *Registry
 	name string // the source's: a provider's name or an instance list's template
@@ -91,21 +96,81 @@ func (s checkedList) List(ctx context.Context, after string, limit int) ([]curso
 		return nil, err
 	}
 	copied := false
+	// Copies given the MIME type a read declares, made once for the page:
+	// with room for every resource left, append never moves them.
+	var withMIME []mcp.Resource
 	for i, it := range items {
-		if it.Value == nil {
+		res := it.Value
+		if res == nil {
 			return nil, fmt.Errorf("%s listed a nil resource (key %q)", s.r.sourceKind(s.name), it.Key)
 		}
-		err := uri.Check(it.Value.URI, s.r.opts.MaxURILength)
-		if err == nil {
+		mime, why, err := s.r.listedMIME(res)
+		if why == listedOK && (res.MIMEType != "" || mime == "") {
 			continue
 		}
-		s.r.reportListedURI(ctx, s.name, it.Value.URI, err)
 		if !copied { // the provider's own slice is not changed: it may be shared
 			items, copied = slices.Clone(items), true
 		}
-		items[i].Value = nil
+		if why != listedOK {
+			s.r.reportListed(ctx, s.name, why, it.Key, res.URI, err)
+			items[i].Value = nil
+			continue
+		}
+		if withMIME == nil {
+			withMIME = make([]mcp.Resource, 0, len(items)-i)
+		}
+		withMIME = append(withMIME, *res)
+		typed := &withMIME[len(withMIME)-1]
+		typed.MIMEType = mime
+		items[i].Value = typed
 	}
 	return items, nil
+}
+
+// listedMIME checks res, which a provider listed, as a read of it would
+// be resolved (see resolveChecked): why is listedOK and mime the MIME
+// type a read of it declares, or why says what is wrong (and err, for a
+// bad URI, how).
+func (r *Registry) listedMIME(res *mcp.Resource) (mime string, why listedReason, err error) {
+	if e, ok := r.static.Get(res.URI); ok { // Add checked the URI
+		if res.Name == "" {
+			return "", listedNoName, nil
+		}
+		return e.res.MIMEType, listedOK, nil
+	}
+	if err := uri.Check(res.URI, r.opts.MaxURILength); err != nil {
+		return "", listedBadURI, err
+	}
+	e := r.template(res.URI)
+	if e == nil {
+		return "", listedUnread, nil
+	}
+	if res.Name == "" {
+		return "", listedNoName, nil
+	}
+	return e.tmpl.MIMEType, listedOK, nil
+}
+
+// A listedReason says why a resource a provider listed was left out.
+type listedReason uint8
+
+const (
+	listedOK     listedReason = iota
+	listedBadURI              // no client could send its URI back
+	listedUnread              // no static resource or template reads its URI
+	listedNoName              // it has no name
+)
+
+// message says what the source called kind listed, for the log.
+func (why listedReason) message(kind string) string {
+	switch why {
+	case listedBadURI:
+		return kind + " listed URIs no client could send back; they are left out of resources/list (build URIs with Registry.Expand)"
+	case listedUnread:
+		return kind + " listed URIs no resource or template reads; they are left out of resources/list"
+	default:
+		return kind + " listed resources without a name; they are left out of resources/list"
+	}
 }
 
 // sourceKind names the source called name in a message: a provider or a
@@ -117,30 +182,37 @@ func (r *Registry) sourceKind(name string) string {
 	return fmt.Sprintf("provider %q", name)
 }
 
-// listedURIs remembers which bad listed URIs were reported, so that each
-// is reported once; past maxReported it stops remembering, and says so
-// once.
-type listedURIs struct {
+// listedReports remembers for which sources and reasons left-out
+// resources were reported, so that each pair is reported once, however
+// many resources it covers; past maxReported it stops remembering, and
+// says so once.
+type listedReports struct {
 	mu       sync.Mutex
-	reported map[[2]string]bool // source, URI
+	reported map[listedReport]bool
 	full     bool
 }
 
-// maxReported bounds the bad listed URIs a registry remembers.
+type listedReport struct {
+	source string
+	why    listedReason
+}
+
+// maxReported bounds the sources and reasons a registry remembers.
 const maxReported = 1024
 
-// reportListedURI logs at Error, once for each source and URI, that source
-// listed u, which err says no client could send, and that it was left out.
-func (r *Registry) reportListedURI(ctx context.Context, source, u string, err error) {
+// reportListed logs at Error, once for each source and reason, that
+// source listed a resource (key, URI u) that is left out of lists for
+// the reason why; err says what is wrong with a bad URI.
+func (r *Registry) reportListed(ctx context.Context, source string, why listedReason, key, u string, err error) {
 	l := &r.listed
 	l.mu.Lock()
-	k := [2]string{source, u}
+	k := listedReport{source, why}
 	seen := l.reported[k]
 	switch {
 	case seen:
 	case len(l.reported) < maxReported:
 		if l.reported == nil {
-			l.reported = make(map[[2]string]bool)
+			l.reported = make(map[listedReport]bool)
 		}
 		l.reported[k] = true
 	case l.full:
@@ -148,20 +220,19 @@ func (r *Registry) reportListedURI(ctx context.Context, source, u string, err er
 	default:
 		l.full = true
 		l.mu.Unlock()
-		r.opts.Logger.LogAttrs(ctx, slog.LevelError, "resource list: too many invalid listed URIs; no more are logged; they are still left out of lists")
+		r.opts.Logger.LogAttrs(ctx, slog.LevelError, "resource list: too many providers list resources the registry leaves out; no more are logged; they are still left out of lists")
 		return
 	}
 	l.mu.Unlock()
 	if seen {
 		return
 	}
-	r.opts.Logger.LogAttrs(ctx, slog.LevelError, "resource list: "+r.sourceKind(source)+" listed a URI no client could send back; it is left out of resources/list (build URIs with Registry.Expand)",
-		slog.String("source", source), slog.String("uri", u), slog.Any("error", invalidURI(u, err)))
+	attrs := []slog.Attr{slog.String("source", source), slog.String("key", key), slog.String("uri", u)}
+	if err != nil {
+		attrs = append(attrs, slog.Any("error", invalidURI(u, err)))
+	}
+	r.opts.Logger.LogAttrs(ctx, slog.LevelError, "resource list: "+why.message(r.sourceKind(source))+"; logged once, for the first", attrs...)
 }
-
-// listable is the keep function of a resources/list page: it drops the
-// entries checkedList left out.
-func listable(res *mcp.Resource) bool { return res != nil }
 
 // canonical returns the URI the registry itself gives the instance t
 // names (the template's expansion of the variables matched in u), if

@@ -68,6 +68,31 @@ func BenchmarkLookup(b *testing.B) {
 	}
 }
 
+// BenchmarkFind measures Router.Find on the routers of BenchmarkLookup:
+// the same choice of template, without the values, so without their
+// allocations.
+//
+//	go test -run '^$' -bench 'Lookup|Find' -benchmem -count 5 ./uritemplate/
+func BenchmarkFind(b *testing.B) {
+	for _, n := range []int{10, 100, 1000, 10_000} {
+		templates, uri := benchTemplates(n)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			var r uritemplate.Router[int]
+			for i, t := range templates {
+				if err := r.Add(uritemplate.MustParse(t), i); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if v, ok := r.Find(uri); !ok || v != n-1 {
+					b.Fatalf("Find(%q) = %v, %v", uri, v, ok)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkMatch measures one compiled template against yosida95's own
 // Match, which the registry used before.
 func BenchmarkMatch(b *testing.B) {

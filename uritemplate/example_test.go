@@ -203,3 +203,24 @@ func ExampleRouter() {
 	// true
 	// uritemplate: conflicting templates: "file:///~/{name}" and "file:///~/{file}" match the same URIs, so one could never be chosen; both match file:///~/v
 }
+
+// Find chooses the template Lookup would, without the values: where only
+// the template matters, such as checking that some template reads a URI,
+// it costs no allocation.
+func ExampleRouter_Find() {
+	var r uritemplate.Router[string]
+	for _, s := range []string{"file:///{+path}", "file:///~/{name}"} {
+		if err := r.Add(uritemplate.MustParse(s), s); err != nil {
+			log.Fatal(err)
+		}
+	}
+	for _, uri := range []string{"file:///etc/hosts", "file:///~/notes", "file:///~/bad%zz", "http://example.com/"} {
+		tmpl, ok := r.Find(uri)
+		fmt.Printf("%-20s %-17q %v\n", uri, tmpl, ok)
+	}
+	// Output:
+	// file:///etc/hosts    "file:///{+path}" true
+	// file:///~/notes      "file:///~/{name}" true
+	// file:///~/bad%zz     ""                false
+	// http://example.com/  ""                false
+}

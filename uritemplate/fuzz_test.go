@@ -296,13 +296,17 @@ func FuzzLookup(f *testing.F) {
 }
 
 // checkLookup checks what r, which holds templates with their indexes as
-// values, finds for uri: the template found matches uri, with the values
-// Match gives; none matches it if none is found; no template that
-// matches uri is more specific than the one found; and any other that
-// matches it, each binding some non-empty value, is less specific.
+// values, finds for uri: Find finds what Lookup does; the template found
+// matches uri, with the values Match gives; none matches it if none is
+// found; no template that matches uri is more specific than the one
+// found; and any other that matches it, each binding some non-empty
+// value, is less specific.
 func checkLookup(t *testing.T, r *Router[int], templates []*Template, uri string) {
 	t.Helper()
 	v, vars, ok := r.Lookup(uri)
+	if w, okF := r.Find(uri); w != v || okF != ok {
+		t.Fatalf("Find(%q) = %d, %v; Lookup found %d, %v", uri, w, okF, v, ok)
+	}
 	if !ok {
 		for _, tmpl := range templates {
 			if _, ok := tmpl.Match(uri); ok {

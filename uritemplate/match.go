@@ -34,23 +34,55 @@ func (t *Template) Match(uri string) (Values, bool) {
 
 // match is Match, strict as matcher.strict says.
 func (t *Template) match(uri string, strict bool) (Values, bool) {
-	var buf [8]binding
-	m := matcher{t: t, uri: uri, strict: strict, checkBack: strict && t.repeats}
-	if len(t.names) <= len(buf) {
-		m.binds = buf[:len(t.names)]
-	} else {
-		m.binds = make([]binding, len(t.names))
-	}
+	var binds [8]binding
+	var items [16]string
+	m := t.newMatcher(uri, strict, binds[:], items[:0])
 	if !m.match(0, 0) {
 		return Values{}, false
 	}
+	// The values get a copy of the items, which may be on this stack.
+	kept := append([]string(nil), m.items...)
 	vals := make([]Value, len(t.names))
 	for i, b := range m.binds {
 		if b.set {
-			vals[i] = Value{Kind: b.kind, Items: m.items[b.start:b.end:b.end]}
+			vals[i] = Value{Kind: b.kind, Items: kept[b.start:b.end:b.end]}
 		}
 	}
 	return Values{t: t, vals: vals}, true
+}
+
+// matches reports whether uri matches the template, exactly as Match
+// does, without building the values. The matcher binds into arrays on
+// the stack, so that a match without percent-escapes, of a template that
+// uses each variable once, allocates nothing unless it backtracks or
+// outgrows them.
+func (t *Template) matches(uri string) bool {
+	if !t.literalsInOrder(uri) {
+		return false
+	}
+	return t.strictFirst && t.matchesAs(uri, true) || t.matchesAs(uri, false)
+}
+
+// matchesAs is matches, strict as matcher.strict says.
+func (t *Template) matchesAs(uri string, strict bool) bool {
+	var binds [8]binding
+	var items [16]string
+	m := t.newMatcher(uri, strict, binds[:], items[:0])
+	return m.match(0, 0)
+}
+
+// newMatcher returns a matcher of uri, strict as matcher.strict says,
+// that binds t's variables in binds if it is long enough (else in a new
+// slice) and pushes items onto items (nil: a new slice when the first
+// is pushed).
+func (t *Template) newMatcher(uri string, strict bool, binds []binding, items []string) matcher {
+	m := matcher{t: t, uri: &uri, strict: strict, checkBack: strict && t.repeats, items: items}
+	if len(t.names) <= len(binds) {
+		m.binds = binds[:len(t.names)]
+	} else {
+		m.binds = make([]binding, len(t.names))
+	}
+	return m
 }
 
 // expandsBack reports whether the values bound so far expand, with
@@ -59,11 +91,13 @@ func (m *matcher) expandsBack() bool {
 	vars := make(map[string]Value, len(m.t.names))
 	for i, b := range m.binds {
 		if b.set {
-			vars[m.t.names[i]] = Value{Kind: b.kind, Items: m.items[b.start:b.end]}
+			// A copy: the map would take m.items to the heap, and with
+			// it the arrays matches gives the matcher.
+			vars[m.t.names[i]] = Value{Kind: b.kind, Items: append([]string(nil), m.items[b.start:b.end]...)}
 		}
 	}
 	back, err := m.t.expand(vars, true)
-	return err == nil && back == m.uri
+	return err == nil && back == *m.uri
 }
 
 // literalsInOrder reports whether uri starts with the template's leading
@@ -104,8 +138,13 @@ type binding struct {
 }
 
 type matcher struct {
-	t   *Template
-	uri string
+	t *Template
+	// uri is the URI being matched. It is held by pointer so that the
+	// strings bound, cut from it, are two pointers away from the matcher,
+	// not one as binds and items are: the compiler's escape analysis does
+	// not tell a matcher's fields apart, and would otherwise move the
+	// arrays matches gives it off the stack with them.
+	uri *string
 	// strict refuses a value whose text is not what expansion writes for
 	// it: a character expansion would have encoded (a sub-delimiter in
 	// {x}), or a triplet for one it would have written as it is (%2F for
@@ -149,19 +188,19 @@ type depState struct {
 // match reports whether uri[pos:] matches the template's parts[pi:],
 // binding variables as it goes.
 func (m *matcher) match(pi, pos int) bool {
-	parts := m.t.parts
+	uri, parts := *m.uri, m.t.parts
 	for pi < len(parts) && parts[pi].expr == nil {
 		lit := parts[pi].lit
-		if !strings.HasPrefix(m.uri[pos:], lit) {
+		if !strings.HasPrefix(uri[pos:], lit) {
 			return false
 		}
 		pos += len(lit)
 		pi++
 	}
 	if pi == len(parts) {
-		return pos == len(m.uri) && (!m.checkBack || m.expandsBack())
+		return pos == len(uri) && (!m.checkBack || m.expandsBack())
 	}
-	key := depState{state: pi*(len(m.uri)+1) + pos}
+	key := depState{state: pi*(len(uri)+1) + pos}
 	deps := parts[pi].deps
 	keyed := m.memo
 	if keyed {
@@ -180,8 +219,8 @@ func (m *matcher) match(pi, pos int) bool {
 	// The longest run e may take: up to a character it may not hold,
 	// leaving room for the literals after it, and empty unless it starts
 	// with the character its expansion starts with.
-	maxEnd := min(m.scan(pi, pos, e), len(m.uri)-m.t.parts[pi].minRest)
-	if e.first != 0 && pos < len(m.uri) && m.uri[pos] != e.first && (e.alt == 0 || m.uri[pos] != e.alt) {
+	maxEnd := min(m.scan(pi, pos, e), len(uri)-m.t.parts[pi].minRest)
+	if e.first != 0 && pos < len(uri) && uri[pos] != e.first && (e.alt == 0 || uri[pos] != e.alt) {
 		maxEnd = min(maxEnd, pos)
 	}
 	last := pi+1 == len(parts)
@@ -196,23 +235,23 @@ func (m *matcher) match(pi, pos int) bool {
 	peek := nextPi < len(parts) && len(parts[nextPi].deps) == 0
 	tries := 0
 	for end := maxEnd; end >= pos; end-- {
-		if last && end != len(m.uri) {
+		if last && end != len(uri) {
 			break
 		}
-		if next != "" && !strings.HasPrefix(m.uri[end:], next) {
+		if next != "" && !strings.HasPrefix(uri[end:], next) {
 			continue
 		}
-		if nextPi == len(parts) && end+len(next) != len(m.uri) {
+		if nextPi == len(parts) && end+len(next) != len(uri) {
 			continue
 		}
 		if peek && m.memo {
-			if s := nextPi*(len(m.uri)+1) + end + len(next); m.failed[s/64]&(1<<(s%64)) != 0 {
+			if s := nextPi*(len(uri)+1) + end + len(next); m.failed[s/64]&(1<<(s%64)) != 0 {
 				continue
 			}
 		}
 		if tries++; tries > 1 && !m.memo {
 			m.memo = true
-			m.failed = make([]uint64, (len(parts)*(len(m.uri)+1)+63)/64)
+			m.failed = make([]uint64, (len(parts)*(len(uri)+1)+63)/64)
 			m.spans = make([]span, len(parts))
 		}
 		if m.t.repeats {
@@ -223,7 +262,7 @@ func (m *matcher) match(pi, pos int) bool {
 		var saved [4]binding
 		undo := m.save(e, saved[:0])
 		mark := len(m.items)
-		if m.bind(e, m.uri[pos:end]) && m.match(pi+1, end) {
+		if m.bind(e, uri[pos:end]) && m.match(pi+1, end) {
 			return true
 		}
 		m.items = m.items[:mark]
@@ -299,13 +338,13 @@ func (m *matcher) scan(pi, pos int, e *expr) int {
 			return sp.stop
 		}
 	}
-	i := pos
-	for ; i < len(m.uri); i++ {
+	uri, i := *m.uri, pos
+	for ; i < len(uri); i++ {
 		if sp != nil && sp.ok && i == sp.lo {
 			i = sp.stop
 			break
 		}
-		if !e.allows(m.uri[i]) {
+		if !e.allows(uri[i]) {
 			break
 		}
 	}
@@ -565,11 +604,18 @@ func (e *expr) names(k string) bool {
 	return false
 }
 
+// push appends s to m.items and returns its index. When m.items is full it
+// copies the items to a new array rather than append to the old: an
+// append through m would, to the compiler's escape analysis, take every
+// array m holds to the heap, the ones matches gives it on its stack too.
 func (m *matcher) push(s string) int {
-	if m.items == nil {
-		m.items = make([]string, 0, max(m.t.items, 1))
+	if len(m.items) == cap(m.items) {
+		grown := make([]string, len(m.items), max(2*cap(m.items), m.t.items, 1))
+		copy(grown, m.items)
+		m.items = grown
 	}
-	m.items = append(m.items, s)
+	m.items = m.items[:len(m.items)+1]
+	m.items[len(m.items)-1] = s
 	return len(m.items) - 1
 }
 

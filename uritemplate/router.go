@@ -323,8 +323,41 @@ func (r *Router[T]) Len() int { return len(r.byRaw) }
 // scalars): t://teams/red,blue/notes skips t://teams/{team}/notes for
 // the next template that matches it, if any.
 func (r *Router[T]) Lookup(uri string) (value T, vars Values, ok bool) {
-	if len(uri) > cmpOr(r.MaxURILength, maxURILength) {
+	rt := r.first(uri, func(t *Template) bool {
+		vars, ok = t.Match(uri)
+		return ok
+	})
+	if rt == nil {
 		return value, Values{}, false
+	}
+	return rt.value, vars, true
+}
+
+// Find returns the value of the template Lookup would choose for uri,
+// without the values uri binds in it. It returns the zero value and false
+// where Lookup finds nothing: if no template matches uri (a value with a
+// malformed percent-escape, or one that decodes to invalid UTF-8, matches
+// none), or uri is longer than MaxURILength. It never panics.
+//
+// Find allocates nothing for a uri without percent-escapes matched by a
+// template that uses each variable once, unless the match must try more
+// than one split of the uri between two expressions, or binds more than 8
+// variables or 16 strings.
+func (r *Router[T]) Find(uri string) (value T, ok bool) {
+	rt := r.first(uri, func(t *Template) bool { return t.matches(uri) })
+	if rt == nil {
+		return value, false
+	}
+	return rt.value, true
+}
+
+// first returns the route of the most specific template for which matches
+// reports true of uri, or nil if there is none or uri is longer than
+// MaxURILength. It tries templates with a longer literal prefix first,
+// and those with the same prefix in the node's order.
+func (r *Router[T]) first(uri string, matches func(*Template) bool) *route[T] {
+	if len(uri) > cmpOr(r.MaxURILength, maxURILength) {
+		return nil
 	}
 	var buf [16]*rnode[T]
 	path := append(buf[:0], &r.root)
@@ -347,12 +380,12 @@ walk:
 	}
 	for i := len(path) - 1; i >= 0; i-- {
 		for _, rt := range path[i].routes {
-			if vars, ok := rt.t.Match(uri); ok {
-				return rt.value, vars, true
+			if matches(rt.t) {
+				return rt
 			}
 		}
 	}
-	return value, Values{}, false
+	return nil
 }
 
 const maxURILength = uri.DefaultMaxLength

@@ -23,9 +23,13 @@ func newRouter(t *testing.T, templates ...string) *uritemplate.Router[string] {
 	return &r
 }
 
-// lookup returns the template text Lookup finds for uri, or "".
+// lookup returns the template text Lookup finds for uri, or "", after
+// checking that Find finds the same.
 func lookup(r *uritemplate.Router[string], uri string) string {
 	v, vars, ok := r.Lookup(uri)
+	if w, okF := r.Find(uri); w != v || okF != ok {
+		panic(fmt.Sprintf("Find(%q) = %q, %v; Lookup found %q, %v", uri, w, okF, v, ok))
+	}
 	if !ok {
 		return ""
 	}
@@ -475,6 +479,32 @@ func TestRouterMany(t *testing.T) {
 	assert.False(t, ok)
 	_, _, ok = r.Lookup("res://item10/x/y")
 	assert.False(t, ok)
+}
+
+// TestFindAllocs checks that Find allocates nothing for URIs without
+// percent-escapes, matched by templates that use each variable once,
+// whatever the expressions; a URI no template matches, or one over
+// MaxURILength, costs nothing either.
+func TestFindAllocs(t *testing.T) {
+	r := newRouter(t, "db://users/{id}", "db://{table}/{id}{?fields*}", "file:///{+path}", "file:///~/{name}.md",
+		"api://v1/users/{id}/posts{?limit,cursor}", "x://r{/segments*}", "x://m{;a,b}", "x://l/{a}.{b}")
+	for uri, want := range map[string]string{
+		"db://users/42":                           "db://users/{id}",
+		"db://orders/7?fields=a&fields=b":         "db://{table}/{id}{?fields*}",
+		"file:///notes/2026/11/meeting.md":        "file:///{+path}",
+		"file:///~/todo.md":                       "file:///~/{name}.md",
+		"api://v1/users/7/posts?limit=10":         "api://v1/users/{id}/posts{?limit,cursor}",
+		"x://r/a/b/c":                             "x://r{/segments*}",
+		"x://m;a=1;b=2":                           "x://m{;a,b}",
+		"x://l/archive.tar.gz":                    "x://l/{a}.{b}",
+		"nothing://here":                          "",
+		"db://users/" + strings.Repeat("9", 5000): "",
+	} {
+		require.Equal(t, want, lookup(r, uri), uri)
+		if n := testing.AllocsPerRun(100, func() { r.Find(uri) }); n != 0 {
+			t.Errorf("Find(%.40q) allocates %v times, want 0", uri, n)
+		}
+	}
 }
 
 // TestRouterConcurrentLookups runs lookups side by side, for the race

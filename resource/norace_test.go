@@ -1,0 +1,5 @@
+//go:build !race
+
+package resource_test
+
+const raceEnabled = false
