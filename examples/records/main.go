@@ -162,17 +162,12 @@ func run(cfg config, logger *slog.Logger) error {
 	}
 	defer st.Close()
 	start := time.Now()
-	n, err := st.seed(ctx)
+	n, err := st.setUp(ctx)
 	if err != nil {
 		return err
 	}
 	if n > 0 {
 		logger.Info("created and filled the tables", "rows", n, "took", time.Since(start).Round(time.Millisecond))
-	}
-	if st.dialect == "pgx" {
-		if err := st.installTriggers(ctx); err != nil {
-			return err
-		}
 	}
 	bus, closeBus, err := openBus(ctx, cfg, logger)
 	if err != nil {
