@@ -62,8 +62,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -108,6 +110,10 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	if err := cfg.check(); err != nil {
+		fmt.Fprintf(os.Stderr, "records: %v (records -h lists the flags)\n", err)
+		os.Exit(2)
+	}
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if err := run(cfg, logger); err != nil {
@@ -126,14 +132,14 @@ func run(cfg config, logger *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	if cfg.dbPath != "" && cfg.dsn != "" {
-		return errors.New("give -db or -dsn, not both")
-	}
-	if cfg.poll <= 0 {
-		return errors.New("-poll must be positive")
-	}
 	if cfg.otelEvery <= 0 {
 		cfg.otelEvery = 10 * time.Second
+	}
+	// The cursor keys are read before anything is opened: a missing or
+	// bad key file must not leave a database behind.
+	codec, err := cursorCodec(cfg, logger)
+	if err != nil {
+		return err
 	}
 	telemetryOut := io.Writer(os.Stdout)
 	if cfg.httpAddr == "" {
@@ -175,10 +181,6 @@ func run(cfg config, logger *slog.Logger) error {
 	}
 	defer closeBus() // after the registry has stopped listening
 
-	codec, err := cursorCodec(cfg, logger)
-	if err != nil {
-		return err
-	}
 	server, reg, poller, err := newServer(st, codec, bus, cfg, logger)
 	if err != nil {
 		return err
@@ -195,6 +197,33 @@ func run(cfg config, logger *slog.Logger) error {
 		return nil // interrupted
 	}
 	return err
+}
+
+// check refuses flags that do not go together, or that no server could
+// run with, before anything is opened or created: a mistake on the
+// command line must not leave behind a SQLite database, or tables in a
+// Postgres one, that nobody asked for.
+func (cfg *config) check() error {
+	switch {
+	case cfg.dbPath != "" && cfg.dsn != "":
+		return errors.New("give -db or -dsn, not both")
+	case cfg.bus != "" && cfg.bus != "postgres" && !strings.HasPrefix(cfg.bus, "nats://"):
+		return fmt.Errorf("-bus %q: want nats://HOST:PORT or postgres", cfg.bus)
+	case cfg.bus != "" && cfg.dsn == "":
+		return fmt.Errorf("-bus %s needs -dsn: the replicas share one Postgres database, and a SQLite file is not shared between hosts", cfg.bus)
+	case cfg.poll <= 0:
+		return errors.New("-poll must be positive")
+	case cfg.pageSize < 0 || cfg.pageSize > resource.MaxPageSize:
+		return fmt.Errorf("-page-size %d: want 1 to %d (0 means %d)", cfg.pageSize, resource.MaxPageSize, resource.DefaultPageSize)
+	case cfg.otel != "" && cfg.otel != "stdout" && cfg.otel != "otlp":
+		return fmt.Errorf("-otel %q: want stdout or otlp", cfg.otel)
+	}
+	if cfg.httpAddr != "" {
+		if _, _, err := net.SplitHostPort(cfg.httpAddr); err != nil {
+			return fmt.Errorf("-http %q: want HOST:PORT, such as 127.0.0.1:8080 (%w)", cfg.httpAddr, err)
+		}
+	}
+	return nil
 }
 
 // cursorCodec returns the codec of list cursors: with the keys of the file

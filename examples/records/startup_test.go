@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -136,4 +138,58 @@ func postgresDatabase(t *testing.T) (dsn, name string) {
 	require.NoError(t, err)
 	u.Path = "/" + name
 	return u.String(), name
+}
+
+// TestFlagsRefused checks that flags that do not go together, or that no
+// server could serve with, are refused before anything is created: the
+// server exits with a message naming the mistake, and leaves no SQLite
+// database behind, neither the -db file nor the default one in the user
+// cache directory (here a directory of the test's own), nor anything in
+// its working directory. Nothing here reaches Postgres: a -dsn names a
+// port nothing listens on.
+func TestFlagsRefused(t *testing.T) {
+	t.Parallel()
+	const nowhere = "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=1"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bus postgres without dsn", []string{"-bus", "postgres"}, "-bus postgres needs -dsn"},
+		{"bus nats without dsn", []string{"-bus", "nats://127.0.0.1:4222"}, "-bus nats://127.0.0.1:4222 needs -dsn"},
+		{"bus with db", []string{"-bus", "postgres", "-db", "records.db"}, "-bus postgres needs -dsn"},
+		{"unknown bus", []string{"-bus", "kafka://127.0.0.1:9092", "-dsn", nowhere}, `-bus "kafka://127.0.0.1:9092": want nats://HOST:PORT or postgres`},
+		{"unknown bus without dsn", []string{"-bus", "redis"}, `-bus "redis": want nats://HOST:PORT or postgres`},
+		{"db and dsn", []string{"-db", "records.db", "-dsn", nowhere}, "give -db or -dsn, not both"},
+		{"poll", []string{"-poll", "0s"}, "-poll must be positive"},
+		{"negative page size", []string{"-page-size", "-1"}, "-page-size -1: want 1 to 10000 (0 means 100)"},
+		{"page size too large", []string{"-page-size", "10001"}, "-page-size 10001: want 1 to 10000 (0 means 100)"},
+		{"otel", []string{"-otel", "jaeger"}, `-otel "jaeger": want stdout or otlp`},
+		{"http without port", []string{"-http", "8080"}, `-http "8080": want HOST:PORT`},
+		{"missing cursor keys", []string{"-cursor-keys", "no-such-keys"}, "no-such-keys"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			work, cache := t.TempDir(), t.TempDir()
+			cmd := exec.Command(binPath, tc.args...)
+			cmd.Dir = work
+			// The default database is records.db in the mcpres folder of
+			// the user cache directory: $XDG_CACHE_HOME, else
+			// $HOME/.cache.
+			cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache, "HOME="+cache)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "the server must exit with an error:\n%s", out)
+			assert.NotZero(t, exit.ExitCode())
+			assert.Contains(t, string(out), tc.want)
+			assert.NotContains(t, string(out), "created and filled")
+			for _, dir := range []string{work, cache} {
+				entries, err := os.ReadDir(dir)
+				require.NoError(t, err)
+				assert.Empty(t, entries, "%s: left behind", dir)
+			}
+			assert.NoFileExists(t, filepath.Join(work, "records.db"))
+			assert.NoFileExists(t, filepath.Join(cache, "mcpres", "records.db"))
+		})
+	}
 }
