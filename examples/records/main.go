@@ -30,7 +30,9 @@
 //	go run ./examples/records
 //
 // works with nothing installed. With -dsn it serves Postgres through pgx,
-// creating and filling the tables if they do not exist:
+// creating and filling the tables if they do not exist, under an advisory
+// lock, so that replicas started together on an empty database take
+// turns:
 //
 //	go run ./examples/records -dsn postgres://user:pass@127.0.0.1:5432/db
 //
@@ -48,7 +50,8 @@
 //	go run ./examples/records -dsn postgres://… -http 127.0.0.1:8081 -cursor-keys keys -bus nats://127.0.0.1:4222
 //	go run ./examples/records -dsn postgres://… -http 127.0.0.1:8082 -cursor-keys keys -bus nats://127.0.0.1:4222
 //
-// or -bus postgres on every replica, without a broker. With -otel stdout
+// or -bus postgres on every replica, without a broker; -bus without -dsn
+// is refused before anything is created. With -otel stdout
 // (or otlp) it exports OpenTelemetry traces and metrics of every
 // resource operation (package mcpotel). Logs go to stderr: on stdio, stdout
 // carries the protocol. The HTTP server has no authentication and
