@@ -159,21 +159,74 @@ func (s *store) ph(n int) string {
 	return "?"
 }
 
-// seed creates the tables that do not exist and fills the empty ones, each
-// in one transaction. It returns the number of rows inserted.
-func (s *store) seed(ctx context.Context) (int, error) {
-	total := 0
-	for _, t := range tables {
-		n, err := s.seedTable(ctx, t)
-		if err != nil {
-			return total, fmt.Errorf("seeding %s: %w", t.Name, err)
+// setupLock names the advisory lock under which a replica sets up a
+// Postgres database: creates and fills the tables, and installs the
+// change trigger.
+const setupLock = "records_setup"
+
+// setUp creates the tables that do not exist and fills the empty ones,
+// and on Postgres installs the change trigger (installTriggers). It
+// returns the number of rows inserted.
+//
+// On Postgres all of it is one transaction that first takes an advisory
+// lock, so that replicas started at the same moment on an empty database
+// take turns: the first creates and fills the tables and installs the
+// trigger, and each of the others, once it has the lock, finds the tables
+// filled and only replaces the trigger. Without the lock, two concurrent
+// CREATE TABLE IF NOT EXISTS of one table both try to create its row type,
+// and one fails (duplicate key … "pg_type_typname_nsp_index"); two
+// replicas would both find a table empty and fill it; and Postgres
+// refuses concurrent replacements of one function. A replica that fails
+// half-way leaves nothing behind.
+//
+// On SQLite each table is created and filled in a transaction of its own.
+func (s *store) setUp(ctx context.Context) (int, error) {
+	if s.dialect != "pgx" {
+		total := 0
+		for _, t := range tables {
+			n, err := s.inTx(ctx, func(tx *sql.Tx) (int, error) { return s.seedTable(ctx, tx, t) })
+			if err != nil {
+				return total, fmt.Errorf("seeding %s: %w", t.Name, err)
+			}
+			total += n
 		}
-		total += n
+		return total, nil
 	}
-	return total, nil
+	return s.inTx(ctx, func(tx *sql.Tx) (int, error) {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('"+setupLock+"'))"); err != nil {
+			return 0, fmt.Errorf("waiting for the other replicas to set the database up: %w", err)
+		}
+		total := 0
+		for _, t := range tables {
+			n, err := s.seedTable(ctx, tx, t)
+			if err != nil {
+				return 0, fmt.Errorf("seeding %s: %w", t.Name, err)
+			}
+			total += n
+		}
+		return total, installTriggers(ctx, tx)
+	})
 }
 
-func (s *store) seedTable(ctx context.Context, t *table) (int, error) {
+// inTx runs f in a transaction, which it commits if f succeeds and rolls
+// back otherwise.
+func (s *store) inTx(ctx context.Context, f func(tx *sql.Tx) (int, error)) (int, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	n, err := f(tx)
+	if err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
+}
+
+// seedTable creates t in tx if it does not exist and fills it if it is
+// empty, returning the number of rows inserted. A row whose id is taken
+// already, by a writer that does not take setupLock, is left as it is.
+func (s *store) seedTable(ctx context.Context, tx *sql.Tx, t *table) (int, error) {
 	var defs []string
 	for _, c := range t.Columns {
 		typ := "TEXT NOT NULL"
@@ -188,18 +241,13 @@ func (s *store) seedTable(ctx context.Context, t *table) (int, error) {
 		}
 		defs = append(defs, c.Name+" "+typ)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+t.Name+" ("+strings.Join(defs, ", ")+")"); err != nil {
 		return 0, err
 	}
 	var one int
 	switch err := tx.QueryRowContext(ctx, "SELECT 1 FROM "+t.Name+" LIMIT 1").Scan(&one); {
 	case err == nil:
-		return 0, tx.Commit() // already filled
+		return 0, nil // already filled
 	case !errors.Is(err, sql.ErrNoRows):
 		return 0, err
 	}
@@ -214,6 +262,7 @@ func (s *store) seedTable(ctx context.Context, t *table) (int, error) {
 		batch = 25
 	}
 	ncol := len(t.Columns)
+	const onConflict = " ON CONFLICT (id) DO NOTHING"
 	var b strings.Builder
 	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES ", t.Name, t.columnNames())
 	for r := range batch {
@@ -229,33 +278,42 @@ func (s *store) seedTable(ctx context.Context, t *table) (int, error) {
 		}
 		b.WriteString(")")
 	}
+	b.WriteString(onConflict)
 	stmt, err := tx.PrepareContext(ctx, b.String())
 	if err != nil {
 		return 0, err
 	}
 	defer stmt.Close()
+	inserted := 0
+	count := func(res sql.Result, err error) error {
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		inserted += int(n)
+		return err
+	}
 	args := make([]any, 0, batch*ncol)
 	for id := int64(1); id <= int64(t.rows); id++ {
 		args = append(args, t.gen(id)...)
 		if len(args) == batch*ncol {
-			if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			if err := count(stmt.ExecContext(ctx, args...)); err != nil {
 				return 0, err
 			}
 			args = args[:0]
 		}
 	}
 	for i := 0; i < len(args); i += ncol { // the rest, one by one
-		row := args[i : i+ncol]
 		ph := make([]string, ncol)
 		for c := range ph {
 			ph[c] = s.ph(c + 1)
 		}
-		q := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t.Name, t.columnNames(), strings.Join(ph, ", "))
-		if _, err := tx.ExecContext(ctx, q, row...); err != nil {
+		q := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)%s", t.Name, t.columnNames(), strings.Join(ph, ", "), onConflict)
+		if err := count(tx.ExecContext(ctx, q, args[i:i+ncol]...)); err != nil {
 			return 0, err
 		}
 	}
-	return t.rows, tx.Commit()
+	return inserted, nil
 }
 
 // maxIDDigits is the most digits of an id: int64 ids have at most 19.

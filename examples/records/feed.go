@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,16 +49,11 @@ BEGIN
 	RETURN NULL;
 END $$`
 
-// installTriggers installs triggerSQL and a trigger on each table. Replicas
-// starting together take turns (an advisory lock), since Postgres refuses
-// concurrent replacements of one function.
-func (s *store) installTriggers(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	stmts := []string{"SELECT pg_advisory_xact_lock(hashtext('records_notify'))", triggerSQL}
+// installTriggers installs triggerSQL and a trigger on each table, in tx,
+// which holds setupLock (see store.setUp): Postgres refuses concurrent
+// replacements of one function.
+func installTriggers(ctx context.Context, tx *sql.Tx) error {
+	stmts := []string{triggerSQL}
 	for _, t := range tables {
 		stmts = append(stmts, fmt.Sprintf(
 			"CREATE OR REPLACE TRIGGER records_notify AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION records_notify()", t.Name))
@@ -67,7 +63,7 @@ func (s *store) installTriggers(ctx context.Context) error {
 			return fmt.Errorf("installing the change trigger: %w", err)
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // openBus returns the bus the registry shares changes on, and a function

@@ -30,7 +30,9 @@
 //	go run ./examples/records
 //
 // works with nothing installed. With -dsn it serves Postgres through pgx,
-// creating and filling the tables if they do not exist:
+// creating and filling the tables if they do not exist, under an advisory
+// lock, so that replicas started together on an empty database take
+// turns:
 //
 //	go run ./examples/records -dsn postgres://user:pass@127.0.0.1:5432/db
 //
@@ -48,7 +50,8 @@
 //	go run ./examples/records -dsn postgres://… -http 127.0.0.1:8081 -cursor-keys keys -bus nats://127.0.0.1:4222
 //	go run ./examples/records -dsn postgres://… -http 127.0.0.1:8082 -cursor-keys keys -bus nats://127.0.0.1:4222
 //
-// or -bus postgres on every replica, without a broker. With -otel stdout
+// or -bus postgres on every replica, without a broker; -bus without -dsn
+// is refused before anything is created. With -otel stdout
 // (or otlp) it exports OpenTelemetry traces and metrics of every
 // resource operation (package mcpotel). Logs go to stderr: on stdio, stdout
 // carries the protocol. The HTTP server has no authentication and
@@ -62,8 +65,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -108,6 +113,10 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	if err := cfg.check(); err != nil {
+		fmt.Fprintf(os.Stderr, "records: %v (records -h lists the flags)\n", err)
+		os.Exit(2)
+	}
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if err := run(cfg, logger); err != nil {
@@ -126,14 +135,14 @@ func run(cfg config, logger *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	if cfg.dbPath != "" && cfg.dsn != "" {
-		return errors.New("give -db or -dsn, not both")
-	}
-	if cfg.poll <= 0 {
-		return errors.New("-poll must be positive")
-	}
 	if cfg.otelEvery <= 0 {
 		cfg.otelEvery = 10 * time.Second
+	}
+	// The cursor keys are read before anything is opened: a missing or
+	// bad key file must not leave a database behind.
+	codec, err := cursorCodec(cfg, logger)
+	if err != nil {
+		return err
 	}
 	telemetryOut := io.Writer(os.Stdout)
 	if cfg.httpAddr == "" {
@@ -162,17 +171,12 @@ func run(cfg config, logger *slog.Logger) error {
 	}
 	defer st.Close()
 	start := time.Now()
-	n, err := st.seed(ctx)
+	n, err := st.setUp(ctx)
 	if err != nil {
 		return err
 	}
 	if n > 0 {
 		logger.Info("created and filled the tables", "rows", n, "took", time.Since(start).Round(time.Millisecond))
-	}
-	if st.dialect == "pgx" {
-		if err := st.installTriggers(ctx); err != nil {
-			return err
-		}
 	}
 	bus, closeBus, err := openBus(ctx, cfg, logger)
 	if err != nil {
@@ -180,10 +184,6 @@ func run(cfg config, logger *slog.Logger) error {
 	}
 	defer closeBus() // after the registry has stopped listening
 
-	codec, err := cursorCodec(cfg, logger)
-	if err != nil {
-		return err
-	}
 	server, reg, poller, err := newServer(st, codec, bus, cfg, logger)
 	if err != nil {
 		return err
@@ -200,6 +200,33 @@ func run(cfg config, logger *slog.Logger) error {
 		return nil // interrupted
 	}
 	return err
+}
+
+// check refuses flags that do not go together, or that no server could
+// run with, before anything is opened or created: a mistake on the
+// command line must not leave behind a SQLite database, or tables in a
+// Postgres one, that nobody asked for.
+func (cfg *config) check() error {
+	switch {
+	case cfg.dbPath != "" && cfg.dsn != "":
+		return errors.New("give -db or -dsn, not both")
+	case cfg.bus != "" && cfg.bus != "postgres" && !strings.HasPrefix(cfg.bus, "nats://"):
+		return fmt.Errorf("-bus %q: want nats://HOST:PORT or postgres", cfg.bus)
+	case cfg.bus != "" && cfg.dsn == "":
+		return fmt.Errorf("-bus %s needs -dsn: the replicas share one Postgres database, and a SQLite file is not shared between hosts", cfg.bus)
+	case cfg.poll <= 0:
+		return errors.New("-poll must be positive")
+	case cfg.pageSize < 0 || cfg.pageSize > resource.MaxPageSize:
+		return fmt.Errorf("-page-size %d: want 1 to %d (0 means %d)", cfg.pageSize, resource.MaxPageSize, resource.DefaultPageSize)
+	case cfg.otel != "" && cfg.otel != "stdout" && cfg.otel != "otlp":
+		return fmt.Errorf("-otel %q: want stdout or otlp", cfg.otel)
+	}
+	if cfg.httpAddr != "" {
+		if _, _, err := net.SplitHostPort(cfg.httpAddr); err != nil {
+			return fmt.Errorf("-http %q: want HOST:PORT, such as 127.0.0.1:8080 (%w)", cfg.httpAddr, err)
+		}
+	}
+	return nil
 }
 
 // cursorCodec returns the codec of list cursors: with the keys of the file

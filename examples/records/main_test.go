@@ -98,7 +98,7 @@ func seedDB(ctx context.Context) (rows int, db, wal []byte, err error) {
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	rows, err = st.seed(ctx)
+	rows, err = st.setUp(ctx)
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}

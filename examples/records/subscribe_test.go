@@ -113,7 +113,7 @@ func seededSQLite(t *testing.T) *store {
 	st, err := openSQLite(seededDB(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	n, err := st.seed(t.Context())
+	n, err := st.setUp(t.Context())
 	require.NoError(t, err)
 	require.Zero(t, n, "the copy is filled already")
 	return st
