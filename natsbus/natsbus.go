@@ -93,6 +93,12 @@ type Bus struct {
 	out     *outbox.Outbox
 	buf     []byte // send's message; used by the outbox's goroutine only
 
+	// The messages' numbers (Message.Seq), given by send and reveal.
+	seqMu    sync.Mutex
+	seq      outbox.Sequence
+	numbered uint64 // the outbox's Dropped at the last number given
+	gap      bool   // a number was given to a message not sent, and none sent since
+
 	mu        sync.Mutex // serializes Listen and Close
 	listening bool
 	closed    atomic.Bool
@@ -224,10 +230,13 @@ func (b *Bus) Publish(c subscribe.Change) {
 const defaultMaxPayload = 64 << 10
 
 // send publishes batch as one or more messages, each no larger than the
-// server's maximum payload. A change too large for a message by itself is
-// dropped and logged (the first, then every thousandth). It returns the
-// first error of nats.go, if any, having tried every message.
+// server's maximum payload and numbered (see next). A change too large
+// for a message by itself is dropped and logged (the first, then every
+// thousandth), and a number skipped for it. It returns the first error
+// of nats.go, if any, having tried every message.
 func (b *Bus) send(batch []subscribe.Change) error {
+	b.seqMu.Lock()
+	defer b.seqMu.Unlock()
 	limit := int(b.nc.MaxPayload())
 	if limit <= 0 {
 		limit = defaultMaxPayload
@@ -235,11 +244,12 @@ func (b *Bus) send(batch []subscribe.Change) error {
 	var firstErr error
 	tooLarge := 0
 	for len(batch) > 0 {
-		n, err := b.encode(batch, limit)
+		n, err := b.encode(batch, limit, b.next())
 		if err != nil {
 			return err // unreachable: Publish takes well-formed changes only
 		}
 		if n == 0 {
+			b.gap = true // its number is skipped
 			tooLarge++
 			if b.oversize++; b.oversize == 1 || b.oversize%1000 == 0 {
 				b.log.Error("natsbus: dropped a change larger than the NATS maximum payload (logged for the first, then every thousandth)",
@@ -248,10 +258,18 @@ func (b *Bus) send(batch []subscribe.Change) error {
 			batch = batch[1:]
 			continue
 		}
-		if err := b.nc.Publish(b.subject, b.buf); err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("publishing to NATS: %w", err)
+		if err := b.nc.Publish(b.subject, b.buf); err != nil {
+			b.gap = true
+			if firstErr == nil {
+				firstErr = fmt.Errorf("publishing to NATS: %w", err)
+			}
+		} else {
+			b.gap = false
 		}
 		batch = batch[n:]
+	}
+	if b.gap && firstErr == nil {
+		b.reveal() // the batch ended with a change too large
 	}
 	if cap(b.buf) > limit {
 		b.buf = nil // kept for the next batch only if it is no larger than a message
@@ -264,15 +282,38 @@ func (b *Bus) send(batch []subscribe.Change) error {
 	return firstErr
 }
 
-// encode sets b.buf to the message of as many of batch's first changes as
-// fit in limit bytes, and returns how many that is: zero if batch[0]
-// alone does not fit. A batch that does not fit is cut in proportion to
-// its excess, again until the rest fits.
-func (b *Bus) encode(batch []subscribe.Change, limit int) (int, error) {
+// next returns the number of the next message: one more than the last,
+// or two more if changes were dropped since (see outbox.Sequence), so
+// that the other replicas' listeners see a gap. b.seqMu must be held.
+func (b *Bus) next() uint64 {
+	b.numbered = b.out.Stats().Dropped
+	return b.seq.Next(b.numbered)
+}
+
+// reveal sends an empty message with the next number, if a number was
+// skipped since the last message sent (a change dropped, a message not
+// sent): the other replicas' listeners then see the gap at once, rather
+// than at this replica's next change, which may never come. b.seqMu must
+// be held.
+func (b *Bus) reveal() {
+	if !b.gap && b.out.Stats().Dropped == b.numbered {
+		return
+	}
+	if _, err := b.encode(nil, defaultMaxPayload, b.next()); err != nil {
+		return // unreachable: no change to be malformed
+	}
+	b.gap = b.nc.Publish(b.subject, b.buf) != nil
+}
+
+// encode sets b.buf to the message numbered seq of as many of batch's
+// first changes as fit in limit bytes, and returns how many that is: zero
+// if batch[0] alone does not fit. A batch that does not fit is cut in
+// proportion to its excess, again until the rest fits.
+func (b *Bus) encode(batch []subscribe.Change, limit int, seq uint64) (int, error) {
 	n := len(batch)
 	sent := time.Now()
 	for {
-		data, err := subscribe.Message{From: b.id, Sent: sent, Changes: batch[:n]}.AppendJSON(b.buf[:0])
+		data, err := subscribe.Message{From: b.id, Seq: seq, Sent: sent, Changes: batch[:n]}.AppendJSON(b.buf[:0])
 		if err != nil {
 			return 0, fmt.Errorf("natsbus: %w", err)
 		}
@@ -430,6 +471,9 @@ func (b *Bus) Close() error {
 		return nil
 	}
 	b.out.Close()
+	b.seqMu.Lock()
+	b.reveal() // changes dropped at the end, if any
+	b.seqMu.Unlock()
 	if b.nc.IsConnected() {
 		_ = b.nc.FlushTimeout(time.Second)
 	}

@@ -19,8 +19,8 @@ import (
 type lockedWriter = mcptest.Buffer
 
 // send splits a batch into messages no larger than the server's maximum
-// payload, in order, and drops (and logs once) a change larger than a
-// message by itself.
+// payload, in order, numbered from 1, and drops (and logs once) a change
+// larger than a message by itself, skipping a number for it.
 func TestSendSplitsBatches(t *testing.T) {
 	const maxPayload = 1024
 	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, MaxPayload: maxPayload})
@@ -59,6 +59,7 @@ func TestSendSplitsBatches(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logs.String(), "larger than the NATS maximum payload"), logs.String())
 
 	var got []subscribe.Change
+	var seqs []uint64
 	n := 0
 	for len(got) < len(want) {
 		select {
@@ -70,6 +71,7 @@ func TestSendSplitsBatches(t *testing.T) {
 			assert.Equal(t, b.id, m.From)
 			assert.Len(t, m.From, 16)
 			assert.False(t, m.Sent.IsZero(), "a message says when it was sent")
+			seqs = append(seqs, m.Seq)
 			for _, c := range m.Changes {
 				assert.Equal(t, m.Sent, c.Sent)
 				c.Sent = time.Time{}
@@ -81,5 +83,12 @@ func TestSendSplitsBatches(t *testing.T) {
 	}
 	assert.Equal(t, want, got)
 	assert.Greater(t, n, 1, "one batch, several messages")
+	assert.EqualValues(t, 1, seqs[0], "numbered from 1")
+	skipped := 0
+	for i := 1; i < len(seqs); i++ {
+		require.Greater(t, seqs[i], seqs[i-1], "numbers in sending order")
+		skipped += int(seqs[i] - seqs[i-1] - 1)
+	}
+	assert.Equal(t, 2, skipped, "a number skipped for each change too large: %v", seqs)
 	t.Logf("%d changes in %d messages of at most %d bytes", len(got), n, maxPayload)
 }
