@@ -24,17 +24,63 @@
 //
 // Delivery is at most once, which is what MCP's update notifications need
 // (see subscribe.Bus): a change may be lost, and is never delivered twice.
+// A loss is not silent, though: whenever its listener may have missed
+// changes, a Bus delivers it a subscribe.Resync, on which a registry
+// tells every session to read again what it watches (Stats.Resyncs
+// counts them). That is
+//
+//   - when its own connection to NATS dropped, or NATS was unreachable
+//     when Listen was called: once connected, and once the server has the
+//     subscription again (a round trip after nats.go sends it), so that
+//     every change published from then on is delivered, and the reads the
+//     Resync prompts see every change made before;
+//   - when another replica's messages show a gap. Each Bus numbers its
+//     messages (subscribe.Message.Seq), and skips a number for changes it
+//     dropped or could not send, so that these, and a message NATS did
+//     not deliver, show as a number missing (see subscribe.Sequences).
+//     The Resync follows the changes of the message after the gap. A Bus
+//     that dropped changes after its last message sent sends an empty
+//     numbered message as soon as it can (once connected again, say), so
+//     that the gap shows then, not at its next change, which may be long
+//     to come;
+//   - when a replica it had not heard from before an outage is first
+//     heard from after it with a number above 1: it cannot tell what it
+//     missed;
+//   - when nats.go reports the listener too slow, and drops messages for
+//     it.
+//
+// Messages without "from" and "seq", such as a database trigger's, are
+// delivered, and their losses cannot be told.
+//
 // Publish never waits for the network: changes are queued
 // (Options.QueueSize) and sent by a goroutine of the Bus. The connection
 // reconnects on its own, forever. While NATS is unreachable, Publish
-// still returns at once, the replica's own subscribers are still notified
-// (by the registry, not the bus), and changes for the other replicas are
-// held in nats.go's reconnect buffer (8 MB unless a nats.ReconnectBufSize
-// option says otherwise) and sent on reconnection, or dropped once it is
-// full; the changes other replicas publish meanwhile are lost to this
-// one. The outage is logged once when it begins (at Warn) and once when
-// it ends (at Info), never per change. Connect succeeds while NATS is
-// down, so a replica starts without its broker.
+// still returns at once, and the replica's own subscribers are still
+// notified (by the registry, not the bus). Its changes for the other
+// replicas are held in nats.go's reconnect buffer, and sent on
+// reconnection. Which other replicas receive them depends on the order in
+// which they all reconnect: those subscribed on the server again by then
+// do; those that reconnect later do not, but they had an outage of their
+// own, and their Resync covers these changes too. Changes that do not fit
+// in the buffer are dropped, counted in Stats.Dropped, and seen by the
+// others as a gap once this replica is back. Changes still held when the
+// Bus is closed, before NATS is back, are lost, and no other replica can
+// tell.
+//
+// The reconnect buffer is nats.go's, 8 MB, rather than none, because it
+// turns an outage of one replica's connection alone (a network fault, a
+// restart of the server it uses in a NATS cluster, while the other
+// replicas stay on theirs) into changes the others receive late, instead
+// of a Resync that makes every session of every other replica read
+// everything again. nats.ReconnectBufSize in Options.NATS sets another
+// size; -1 disables it, and the changes published while NATS is
+// unreachable are then dropped at once, and the others resync.
+//
+// The outage is logged once when it begins (at Warn) and once when it
+// ends (at Info, with the count of this replica's changes dropped
+// meanwhile, not those the other replicas missed), never per change.
+// Connect succeeds while NATS is down, so a replica starts without its
+// broker.
 package natsbus
 
 import (
@@ -101,9 +147,11 @@ type Bus struct {
 
 	mu        sync.Mutex // serializes Listen and Close
 	listening bool
+	lis       atomic.Pointer[listener] // the listener, if any
 	closed    atomic.Bool
 
 	received, malformed   atomic.Uint64 // incoming: changes delivered, messages skipped
+	resyncs               atomic.Uint64 // Resyncs delivered
 	discarded, tooLarge   atomic.Uint64 // outgoing: malformed or after Close, larger than a message
 	badLogged, slowLogged atomic.Bool
 	asyncErrs             atomic.Uint64
@@ -127,6 +175,10 @@ type Stats struct {
 	// Malformed counts the messages on the subject skipped as not a
 	// subscribe.Message.
 	Malformed uint64
+	// Resyncs counts the subscribe.Resync changes delivered to the
+	// listener: the times it may have missed changes (see the package
+	// documentation).
+	Resyncs uint64
 }
 
 // Connect returns a Bus on the NATS server at url (a comma-separated list
@@ -160,6 +212,9 @@ func Connect(url string, opts *Options) (*Bus, error) {
 		nats.ReconnectWait(250*time.Millisecond),
 		nats.ReconnectJitter(100*time.Millisecond, time.Second),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if l := b.lis.Load(); l != nil {
+				l.outage()
+			}
 			if !b.closed.Load() { // not Close's own disconnection
 				b.out.Down(fmt.Errorf("lost the connection to NATS: %w", cmp.Or(err, errDisconnected)))
 			}
@@ -172,8 +227,14 @@ func Connect(url string, opts *Options) (*Bus, error) {
 				b.out.Down(fmt.Errorf("cannot reach NATS: %w", cmp.Or(err, errDisconnected)))
 			}
 		}),
-		nats.ReconnectHandler(func(*nats.Conn) { b.out.Up() }),
-		nats.ConnectHandler(func(*nats.Conn) { b.out.Up() }), // a first connection made late
+		nats.ReconnectHandler(func(*nats.Conn) {
+			b.connected("the connection to NATS was lost: changes other replicas published meanwhile may be missed")
+		}),
+		// A first connection made late: a listener started before it
+		// missed what was published until then.
+		nats.ConnectHandler(func(*nats.Conn) {
+			b.connected("NATS was unreachable when the listener started: changes other replicas published until it connected may be missed")
+		}),
 		nats.ErrorHandler(b.asyncError),
 	)
 	nc, err := nats.Connect(url, natsOpts...)
@@ -186,6 +247,29 @@ func Connect(url string, opts *Options) (*Bus, error) {
 }
 
 var errDisconnected = errors.New("disconnected")
+
+// connected is called, on nats.go's goroutine for connection events,
+// when the connection is made or made again. nats.go has by then sent
+// the listener's subscription, and what Publish gave it meanwhile (its
+// reconnect buffer). The Bus tells its listener (why) it may have missed
+// changes, once the server has the subscription, and reveals to the
+// other replicas any of its own messages lost.
+func (b *Bus) connected(why string) {
+	b.out.Up()
+	b.seqMu.Lock()
+	b.reveal()
+	b.seqMu.Unlock()
+	l := b.lis.Load()
+	if l == nil || !l.reconnected() {
+		return
+	}
+	// A round trip after the subscription: once it is back, every change
+	// published from then on is delivered, so that the reads the Resync
+	// prompts miss nothing. Should the connection drop again meanwhile,
+	// the Resync is early, and another follows the next reconnection.
+	_ = b.nc.FlushTimeout(5 * time.Second)
+	l.resync(why)
+}
 
 // checkSubject returns an error unless s is a subject a Bus may use.
 func checkSubject(s string) error {
@@ -336,9 +420,11 @@ var (
 
 // Listen subscribes to the subject and calls deliver with each change of
 // every message another replica (or another publisher) sends, in order,
-// one call at a time, from a goroutine of nats.go, until stop is called.
-// When NATS is reachable, the server has the subscription when Listen
-// returns; when it is not, the subscription is made on reconnection.
+// and with a subscribe.Resync whenever the listener may have missed
+// changes (see the package documentation), one call at a time, from
+// goroutines of nats.go, until stop is called. When NATS is reachable,
+// the server has the subscription when Listen returns; when it is not,
+// the subscription is made on connection, and a Resync follows.
 // Messages this Bus sent are skipped, and malformed ones skipped and
 // logged (the first, then every thousandth). stop unsubscribes and waits
 // for a deliver call under way to return; calling it again does nothing,
@@ -362,8 +448,15 @@ func (b *Bus) Listen(deliver func(subscribe.Change)) (stop func(), err error) {
 	b.mu.Unlock()
 
 	l := &listener{bus: b, deliver: deliver}
+	// Held until the listener knows whether NATS is reachable: a
+	// connection made meanwhile finds it out then (see connected).
+	l.mu.Lock()
+	b.lis.Store(l)
 	sub, err := b.nc.Subscribe(b.subject, l.handle)
 	if err != nil {
+		l.stopped.Store(true)
+		b.lis.CompareAndSwap(l, nil)
+		l.mu.Unlock()
 		b.mu.Lock()
 		b.listening = false
 		b.mu.Unlock()
@@ -372,7 +465,14 @@ func (b *Bus) Listen(deliver func(subscribe.Change)) (stop func(), err error) {
 		}
 		return nil, fmt.Errorf("natsbus: subscribing to %q: %w", b.subject, err)
 	}
-	if b.nc.IsConnected() {
+	up := b.nc.IsConnected()
+	if !up {
+		// The subscription is made on connection; what is published
+		// until then is lost to it.
+		l.outage()
+	}
+	l.mu.Unlock()
+	if up {
 		// A round trip, so that a change published once Listen has
 		// returned is not missed. Should it time out, the subscription
 		// still takes effect when the server reads it.
@@ -385,6 +485,7 @@ func (b *Bus) Listen(deliver func(subscribe.Change)) (stop func(), err error) {
 			_ = sub.Unsubscribe() // fails only once the connection is closed: no more messages then
 			l.mu.Lock()           // waits for a deliver call under way
 			l.mu.Unlock()
+			b.lis.CompareAndSwap(l, nil)
 			b.mu.Lock()
 			b.listening = false
 			b.mu.Unlock()
@@ -393,17 +494,46 @@ func (b *Bus) Listen(deliver func(subscribe.Change)) (stop func(), err error) {
 }
 
 // A listener delivers the changes of the messages its subscription
-// receives.
+// receives, and a Resync when it may have missed some.
 type listener struct {
 	bus     *Bus
 	deliver func(subscribe.Change)
+	seqs    subscribe.Sequences
 
-	mu      sync.Mutex // held while delivering; stop waits for it
+	mu      sync.Mutex // held while delivering, one call at a time; stop waits for it
 	stopped atomic.Bool
+	missed  atomic.Bool // not subscribed on the server for a while: a Resync is due on connection
+}
+
+// outage records that the listener is not subscribed on the server, from
+// now until the connection is made again.
+func (l *listener) outage() {
+	l.seqs.Outage()
+	l.missed.Store(true)
+}
+
+// reconnected reports whether the listener missed a time without its
+// subscription, and forgets it.
+func (l *listener) reconnected() bool {
+	l.mu.Lock() // Listen holds it until it has recorded an outage
+	defer l.mu.Unlock()
+	return l.missed.Swap(false)
+}
+
+// resync delivers a Resync saying why, unless the listener is stopped.
+func (l *listener) resync(why string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped.Load() {
+		return
+	}
+	l.bus.resyncs.Add(1)
+	l.deliver(subscribe.Change{Kind: subscribe.Resync, Value: why})
 }
 
 // handle is the subscription's message handler: nats.go calls it from
-// one goroutine, a message at a time.
+// one goroutine, a message at a time. A gap in the sender's numbers
+// before the message is told, after its changes, with a Resync.
 func (l *listener) handle(msg *nats.Msg) {
 	b := l.bus
 	m, err := subscribe.ParseMessage(msg.Data)
@@ -417,6 +547,7 @@ func (l *listener) handle(msg *nats.Msg) {
 	if m.From == b.id {
 		return // this replica's own: its subscribers were notified already
 	}
+	lost, why := l.seqs.Check(m)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, c := range m.Changes {
@@ -426,16 +557,25 @@ func (l *listener) handle(msg *nats.Msg) {
 		b.received.Add(1)
 		l.deliver(c)
 	}
+	if lost && !l.stopped.Load() {
+		b.resyncs.Add(1)
+		l.deliver(subscribe.Change{Kind: subscribe.Resync, Value: why})
+	}
 }
 
 // asyncError logs what NATS reports outside any call: a listener too slow
 // for the changes arriving (once per Bus: NATS then drops changes for
-// it), or another error, such as a permission refused (the first, then
-// every thousandth).
-func (b *Bus) asyncError(_ *nats.Conn, _ *nats.Subscription, err error) {
+// it, and the listener is delivered a Resync), or another error, such as
+// a permission refused (the first, then every thousandth).
+func (b *Bus) asyncError(_ *nats.Conn, sub *nats.Subscription, err error) {
 	if errors.Is(err, nats.ErrSlowConsumer) {
 		if b.slowLogged.CompareAndSwap(false, true) {
 			b.log.Warn("natsbus: the listener does not keep up; NATS drops changes for it (logged once)", "subject", b.subject)
+		}
+		// nats.go reports it once a spell: a change dropped later in the
+		// spell shows as a gap at its sender's next message.
+		if l := b.lis.Load(); l != nil && sub != nil {
+			l.resync("the listener did not keep up, and NATS dropped changes for it")
 		}
 		return
 	}
@@ -454,6 +594,7 @@ func (b *Bus) Stats() Stats {
 		Dropped:   o.Dropped + tooLarge + b.discarded.Load(),
 		Received:  b.received.Load(),
 		Malformed: b.malformed.Load(),
+		Resyncs:   b.resyncs.Load(),
 	}
 }
 
