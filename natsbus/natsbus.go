@@ -121,7 +121,8 @@ type Options struct {
 	// subscribe.DefaultQueueSize; negative is an error from Connect.
 	QueueSize int
 	// NATS are further options for the connection (credentials, TLS, a
-	// name, nats.ReconnectBufSize), applied before the Bus's own, which
+	// name, nats.ReconnectBufSize: see the package documentation for
+	// what its default does), applied before the Bus's own, which
 	// override any they set: its reconnection policy (retry the first
 	// connection, reconnect forever every 250 ms or so) and its
 	// connection event handlers.
@@ -598,7 +599,9 @@ func (b *Bus) Stats() Stats {
 	}
 }
 
-// Close sends what is queued, with one last attempt, then flushes the
+// Close sends what is queued, with one last attempt (and an empty
+// numbered message, if changes were dropped after the last message sent,
+// so that the other replicas see the gap), then flushes the
 // connection (for at most a second, if NATS is reachable) and closes it.
 // Later Publishes are dropped, and Listen returns an error. Close does
 // not wait for a listener: stop it first (a registry's Close does); the
