@@ -24,17 +24,63 @@
 //
 // Delivery is at most once, which is what MCP's update notifications need
 // (see subscribe.Bus): a change may be lost, and is never delivered twice.
+// A loss is not silent, though: whenever its listener may have missed
+// changes, a Bus delivers it a subscribe.Resync, on which a registry
+// tells every session to read again what it watches (Stats.Resyncs
+// counts them). That is
+//
+//   - when its own connection to NATS dropped, or NATS was unreachable
+//     when Listen was called: once connected, and once the server has the
+//     subscription again (a round trip after nats.go sends it), so that
+//     every change published from then on is delivered, and the reads the
+//     Resync prompts see every change made before;
+//   - when another replica's messages show a gap. Each Bus numbers its
+//     messages (subscribe.Message.Seq), and skips a number for changes it
+//     dropped or could not send, so that these, and a message NATS did
+//     not deliver, show as a number missing (see subscribe.Sequences).
+//     The Resync follows the changes of the message after the gap. A Bus
+//     that dropped changes after its last message sent sends an empty
+//     numbered message as soon as it can (once connected again, say), so
+//     that the gap shows then, not at its next change, which may be long
+//     to come;
+//   - when a replica it had not heard from before an outage is first
+//     heard from after it with a number above 1: it cannot tell what it
+//     missed;
+//   - when nats.go reports the listener too slow, and drops messages for
+//     it.
+//
+// Messages without "from" and "seq", such as a database trigger's, are
+// delivered, and their losses cannot be told.
+//
 // Publish never waits for the network: changes are queued
 // (Options.QueueSize) and sent by a goroutine of the Bus. The connection
 // reconnects on its own, forever. While NATS is unreachable, Publish
-// still returns at once, the replica's own subscribers are still notified
-// (by the registry, not the bus), and changes for the other replicas are
-// held in nats.go's reconnect buffer (8 MB unless a nats.ReconnectBufSize
-// option says otherwise) and sent on reconnection, or dropped once it is
-// full; the changes other replicas publish meanwhile are lost to this
-// one. The outage is logged once when it begins (at Warn) and once when
-// it ends (at Info), never per change. Connect succeeds while NATS is
-// down, so a replica starts without its broker.
+// still returns at once, and the replica's own subscribers are still
+// notified (by the registry, not the bus). Its changes for the other
+// replicas are held in nats.go's reconnect buffer, and sent on
+// reconnection. Which other replicas receive them depends on the order in
+// which they all reconnect: those subscribed on the server again by then
+// do; those that reconnect later do not, but they had an outage of their
+// own, and their Resync covers these changes too. Changes that do not fit
+// in the buffer are dropped, counted in Stats.Dropped, and seen by the
+// others as a gap once this replica is back. Changes still held when the
+// Bus is closed, before NATS is back, are lost, and no other replica can
+// tell.
+//
+// The reconnect buffer is nats.go's, 8 MB, rather than none, because it
+// turns an outage of one replica's connection alone (a network fault, a
+// restart of the server it uses in a NATS cluster, while the other
+// replicas stay on theirs) into changes the others receive late, instead
+// of a Resync that makes every session of every other replica read
+// everything again. nats.ReconnectBufSize in Options.NATS sets another
+// size; -1 disables it, and the changes published while NATS is
+// unreachable are then dropped at once, and the others resync.
+//
+// The outage is logged once when it begins (at Warn) and once when it
+// ends (at Info, with the count of this replica's changes dropped
+// meanwhile, not those the other replicas missed), never per change.
+// Connect succeeds while NATS is down, so a replica starts without its
+// broker.
 package natsbus
 
 import (
@@ -75,7 +121,8 @@ type Options struct {
 	// subscribe.DefaultQueueSize; negative is an error from Connect.
 	QueueSize int
 	// NATS are further options for the connection (credentials, TLS, a
-	// name, nats.ReconnectBufSize), applied before the Bus's own, which
+	// name, nats.ReconnectBufSize: see the package documentation for
+	// what its default does), applied before the Bus's own, which
 	// override any they set: its reconnection policy (retry the first
 	// connection, reconnect forever every 250 ms or so) and its
 	// connection event handlers.
@@ -93,11 +140,19 @@ type Bus struct {
 	out     *outbox.Outbox
 	buf     []byte // send's message; used by the outbox's goroutine only
 
+	// The messages' numbers (Message.Seq), given by send and reveal.
+	seqMu    sync.Mutex
+	seq      outbox.Sequence
+	numbered uint64 // the outbox's Dropped at the last number given
+	gap      bool   // a number was given to a message not sent, and none sent since
+
 	mu        sync.Mutex // serializes Listen and Close
 	listening bool
+	lis       atomic.Pointer[listener] // the listener, if any
 	closed    atomic.Bool
 
 	received, malformed   atomic.Uint64 // incoming: changes delivered, messages skipped
+	resyncs               atomic.Uint64 // Resyncs delivered
 	discarded, tooLarge   atomic.Uint64 // outgoing: malformed or after Close, larger than a message
 	badLogged, slowLogged atomic.Bool
 	asyncErrs             atomic.Uint64
@@ -121,6 +176,10 @@ type Stats struct {
 	// Malformed counts the messages on the subject skipped as not a
 	// subscribe.Message.
 	Malformed uint64
+	// Resyncs counts the subscribe.Resync changes delivered to the
+	// listener: the times it may have missed changes (see the package
+	// documentation).
+	Resyncs uint64
 }
 
 // Connect returns a Bus on the NATS server at url (a comma-separated list
@@ -154,6 +213,9 @@ func Connect(url string, opts *Options) (*Bus, error) {
 		nats.ReconnectWait(250*time.Millisecond),
 		nats.ReconnectJitter(100*time.Millisecond, time.Second),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if l := b.lis.Load(); l != nil {
+				l.outage()
+			}
 			if !b.closed.Load() { // not Close's own disconnection
 				b.out.Down(fmt.Errorf("lost the connection to NATS: %w", cmp.Or(err, errDisconnected)))
 			}
@@ -166,8 +228,14 @@ func Connect(url string, opts *Options) (*Bus, error) {
 				b.out.Down(fmt.Errorf("cannot reach NATS: %w", cmp.Or(err, errDisconnected)))
 			}
 		}),
-		nats.ReconnectHandler(func(*nats.Conn) { b.out.Up() }),
-		nats.ConnectHandler(func(*nats.Conn) { b.out.Up() }), // a first connection made late
+		nats.ReconnectHandler(func(*nats.Conn) {
+			b.connected("the connection to NATS was lost: changes other replicas published meanwhile may be missed")
+		}),
+		// A first connection made late: a listener started before it
+		// missed what was published until then.
+		nats.ConnectHandler(func(*nats.Conn) {
+			b.connected("NATS was unreachable when the listener started: changes other replicas published until it connected may be missed")
+		}),
 		nats.ErrorHandler(b.asyncError),
 	)
 	nc, err := nats.Connect(url, natsOpts...)
@@ -180,6 +248,29 @@ func Connect(url string, opts *Options) (*Bus, error) {
 }
 
 var errDisconnected = errors.New("disconnected")
+
+// connected is called, on nats.go's goroutine for connection events,
+// when the connection is made or made again. nats.go has by then sent
+// the listener's subscription, and what Publish gave it meanwhile (its
+// reconnect buffer). The Bus tells its listener (why) it may have missed
+// changes, once the server has the subscription, and reveals to the
+// other replicas any of its own messages lost.
+func (b *Bus) connected(why string) {
+	b.out.Up()
+	b.seqMu.Lock()
+	b.reveal()
+	b.seqMu.Unlock()
+	l := b.lis.Load()
+	if l == nil || !l.reconnected() {
+		return
+	}
+	// A round trip after the subscription: once it is back, every change
+	// published from then on is delivered, so that the reads the Resync
+	// prompts miss nothing. Should the connection drop again meanwhile,
+	// the Resync is early, and another follows the next reconnection.
+	_ = b.nc.FlushTimeout(5 * time.Second)
+	l.resync(why)
+}
 
 // checkSubject returns an error unless s is a subject a Bus may use.
 func checkSubject(s string) error {
@@ -224,10 +315,13 @@ func (b *Bus) Publish(c subscribe.Change) {
 const defaultMaxPayload = 64 << 10
 
 // send publishes batch as one or more messages, each no larger than the
-// server's maximum payload. A change too large for a message by itself is
-// dropped and logged (the first, then every thousandth). It returns the
-// first error of nats.go, if any, having tried every message.
+// server's maximum payload and numbered (see next). A change too large
+// for a message by itself is dropped and logged (the first, then every
+// thousandth), and a number skipped for it. It returns the first error
+// of nats.go, if any, having tried every message.
 func (b *Bus) send(batch []subscribe.Change) error {
+	b.seqMu.Lock()
+	defer b.seqMu.Unlock()
 	limit := int(b.nc.MaxPayload())
 	if limit <= 0 {
 		limit = defaultMaxPayload
@@ -235,11 +329,12 @@ func (b *Bus) send(batch []subscribe.Change) error {
 	var firstErr error
 	tooLarge := 0
 	for len(batch) > 0 {
-		n, err := b.encode(batch, limit)
+		n, err := b.encode(batch, limit, b.next())
 		if err != nil {
 			return err // unreachable: Publish takes well-formed changes only
 		}
 		if n == 0 {
+			b.gap = true // its number is skipped
 			tooLarge++
 			if b.oversize++; b.oversize == 1 || b.oversize%1000 == 0 {
 				b.log.Error("natsbus: dropped a change larger than the NATS maximum payload (logged for the first, then every thousandth)",
@@ -248,10 +343,18 @@ func (b *Bus) send(batch []subscribe.Change) error {
 			batch = batch[1:]
 			continue
 		}
-		if err := b.nc.Publish(b.subject, b.buf); err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("publishing to NATS: %w", err)
+		if err := b.nc.Publish(b.subject, b.buf); err != nil {
+			b.gap = true
+			if firstErr == nil {
+				firstErr = fmt.Errorf("publishing to NATS: %w", err)
+			}
+		} else {
+			b.gap = false
 		}
 		batch = batch[n:]
+	}
+	if b.gap && firstErr == nil {
+		b.reveal() // the batch ended with a change too large
 	}
 	if cap(b.buf) > limit {
 		b.buf = nil // kept for the next batch only if it is no larger than a message
@@ -264,15 +367,38 @@ func (b *Bus) send(batch []subscribe.Change) error {
 	return firstErr
 }
 
-// encode sets b.buf to the message of as many of batch's first changes as
-// fit in limit bytes, and returns how many that is: zero if batch[0]
-// alone does not fit. A batch that does not fit is cut in proportion to
-// its excess, again until the rest fits.
-func (b *Bus) encode(batch []subscribe.Change, limit int) (int, error) {
+// next returns the number of the next message: one more than the last,
+// or two more if changes were dropped since (see outbox.Sequence), so
+// that the other replicas' listeners see a gap. b.seqMu must be held.
+func (b *Bus) next() uint64 {
+	b.numbered = b.out.Stats().Dropped
+	return b.seq.Next(b.numbered)
+}
+
+// reveal sends an empty message with the next number, if a number was
+// skipped since the last message sent (a change dropped, a message not
+// sent): the other replicas' listeners then see the gap at once, rather
+// than at this replica's next change, which may never come. b.seqMu must
+// be held.
+func (b *Bus) reveal() {
+	if !b.gap && b.out.Stats().Dropped == b.numbered {
+		return
+	}
+	if _, err := b.encode(nil, defaultMaxPayload, b.next()); err != nil {
+		return // unreachable: no change to be malformed
+	}
+	b.gap = b.nc.Publish(b.subject, b.buf) != nil
+}
+
+// encode sets b.buf to the message numbered seq of as many of batch's
+// first changes as fit in limit bytes, and returns how many that is: zero
+// if batch[0] alone does not fit. A batch that does not fit is cut in
+// proportion to its excess, again until the rest fits.
+func (b *Bus) encode(batch []subscribe.Change, limit int, seq uint64) (int, error) {
 	n := len(batch)
 	sent := time.Now()
 	for {
-		data, err := subscribe.Message{From: b.id, Sent: sent, Changes: batch[:n]}.AppendJSON(b.buf[:0])
+		data, err := subscribe.Message{From: b.id, Seq: seq, Sent: sent, Changes: batch[:n]}.AppendJSON(b.buf[:0])
 		if err != nil {
 			return 0, fmt.Errorf("natsbus: %w", err)
 		}
@@ -295,9 +421,11 @@ var (
 
 // Listen subscribes to the subject and calls deliver with each change of
 // every message another replica (or another publisher) sends, in order,
-// one call at a time, from a goroutine of nats.go, until stop is called.
-// When NATS is reachable, the server has the subscription when Listen
-// returns; when it is not, the subscription is made on reconnection.
+// and with a subscribe.Resync whenever the listener may have missed
+// changes (see the package documentation), one call at a time, from
+// goroutines of nats.go, until stop is called. When NATS is reachable,
+// the server has the subscription when Listen returns; when it is not,
+// the subscription is made on connection, and a Resync follows.
 // Messages this Bus sent are skipped, and malformed ones skipped and
 // logged (the first, then every thousandth). stop unsubscribes and waits
 // for a deliver call under way to return; calling it again does nothing,
@@ -321,8 +449,15 @@ func (b *Bus) Listen(deliver func(subscribe.Change)) (stop func(), err error) {
 	b.mu.Unlock()
 
 	l := &listener{bus: b, deliver: deliver}
+	// Held until the listener knows whether NATS is reachable: a
+	// connection made meanwhile finds it out then (see connected).
+	l.mu.Lock()
+	b.lis.Store(l)
 	sub, err := b.nc.Subscribe(b.subject, l.handle)
 	if err != nil {
+		l.stopped.Store(true)
+		b.lis.CompareAndSwap(l, nil)
+		l.mu.Unlock()
 		b.mu.Lock()
 		b.listening = false
 		b.mu.Unlock()
@@ -331,7 +466,14 @@ func (b *Bus) Listen(deliver func(subscribe.Change)) (stop func(), err error) {
 		}
 		return nil, fmt.Errorf("natsbus: subscribing to %q: %w", b.subject, err)
 	}
-	if b.nc.IsConnected() {
+	up := b.nc.IsConnected()
+	if !up {
+		// The subscription is made on connection; what is published
+		// until then is lost to it.
+		l.outage()
+	}
+	l.mu.Unlock()
+	if up {
 		// A round trip, so that a change published once Listen has
 		// returned is not missed. Should it time out, the subscription
 		// still takes effect when the server reads it.
@@ -344,6 +486,7 @@ func (b *Bus) Listen(deliver func(subscribe.Change)) (stop func(), err error) {
 			_ = sub.Unsubscribe() // fails only once the connection is closed: no more messages then
 			l.mu.Lock()           // waits for a deliver call under way
 			l.mu.Unlock()
+			b.lis.CompareAndSwap(l, nil)
 			b.mu.Lock()
 			b.listening = false
 			b.mu.Unlock()
@@ -352,17 +495,46 @@ func (b *Bus) Listen(deliver func(subscribe.Change)) (stop func(), err error) {
 }
 
 // A listener delivers the changes of the messages its subscription
-// receives.
+// receives, and a Resync when it may have missed some.
 type listener struct {
 	bus     *Bus
 	deliver func(subscribe.Change)
+	seqs    subscribe.Sequences
 
-	mu      sync.Mutex // held while delivering; stop waits for it
+	mu      sync.Mutex // held while delivering, one call at a time; stop waits for it
 	stopped atomic.Bool
+	missed  atomic.Bool // not subscribed on the server for a while: a Resync is due on connection
+}
+
+// outage records that the listener is not subscribed on the server, from
+// now until the connection is made again.
+func (l *listener) outage() {
+	l.seqs.Outage()
+	l.missed.Store(true)
+}
+
+// reconnected reports whether the listener missed a time without its
+// subscription, and forgets it.
+func (l *listener) reconnected() bool {
+	l.mu.Lock() // Listen holds it until it has recorded an outage
+	defer l.mu.Unlock()
+	return l.missed.Swap(false)
+}
+
+// resync delivers a Resync saying why, unless the listener is stopped.
+func (l *listener) resync(why string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped.Load() {
+		return
+	}
+	l.bus.resyncs.Add(1)
+	l.deliver(subscribe.Change{Kind: subscribe.Resync, Value: why})
 }
 
 // handle is the subscription's message handler: nats.go calls it from
-// one goroutine, a message at a time.
+// one goroutine, a message at a time. A gap in the sender's numbers
+// before the message is told, after its changes, with a Resync.
 func (l *listener) handle(msg *nats.Msg) {
 	b := l.bus
 	m, err := subscribe.ParseMessage(msg.Data)
@@ -376,6 +548,7 @@ func (l *listener) handle(msg *nats.Msg) {
 	if m.From == b.id {
 		return // this replica's own: its subscribers were notified already
 	}
+	lost, why := l.seqs.Check(m)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, c := range m.Changes {
@@ -385,16 +558,25 @@ func (l *listener) handle(msg *nats.Msg) {
 		b.received.Add(1)
 		l.deliver(c)
 	}
+	if lost && !l.stopped.Load() {
+		b.resyncs.Add(1)
+		l.deliver(subscribe.Change{Kind: subscribe.Resync, Value: why})
+	}
 }
 
 // asyncError logs what NATS reports outside any call: a listener too slow
 // for the changes arriving (once per Bus: NATS then drops changes for
-// it), or another error, such as a permission refused (the first, then
-// every thousandth).
-func (b *Bus) asyncError(_ *nats.Conn, _ *nats.Subscription, err error) {
+// it, and the listener is delivered a Resync), or another error, such as
+// a permission refused (the first, then every thousandth).
+func (b *Bus) asyncError(_ *nats.Conn, sub *nats.Subscription, err error) {
 	if errors.Is(err, nats.ErrSlowConsumer) {
 		if b.slowLogged.CompareAndSwap(false, true) {
 			b.log.Warn("natsbus: the listener does not keep up; NATS drops changes for it (logged once)", "subject", b.subject)
+		}
+		// nats.go reports it once a spell: a change dropped later in the
+		// spell shows as a gap at its sender's next message.
+		if l := b.lis.Load(); l != nil && sub != nil {
+			l.resync("the listener did not keep up, and NATS dropped changes for it")
 		}
 		return
 	}
@@ -413,10 +595,13 @@ func (b *Bus) Stats() Stats {
 		Dropped:   o.Dropped + tooLarge + b.discarded.Load(),
 		Received:  b.received.Load(),
 		Malformed: b.malformed.Load(),
+		Resyncs:   b.resyncs.Load(),
 	}
 }
 
-// Close sends what is queued, with one last attempt, then flushes the
+// Close sends what is queued, with one last attempt (and an empty
+// numbered message, if changes were dropped after the last message sent,
+// so that the other replicas see the gap), then flushes the
 // connection (for at most a second, if NATS is reachable) and closes it.
 // Later Publishes are dropped, and Listen returns an error. Close does
 // not wait for a listener: stop it first (a registry's Close does); the
@@ -430,6 +615,9 @@ func (b *Bus) Close() error {
 		return nil
 	}
 	b.out.Close()
+	b.seqMu.Lock()
+	b.reveal() // changes dropped at the end, if any
+	b.seqMu.Unlock()
 	if b.nc.IsConnected() {
 		_ = b.nc.FlushTimeout(time.Second)
 	}

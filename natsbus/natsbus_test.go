@@ -2,6 +2,7 @@ package natsbus_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"slices"
@@ -82,11 +83,12 @@ func connect(t testing.TB, url string, opts *natsbus.Options) *natsbus.Bus {
 	return b
 }
 
-// A recorder records the changes a listener is given.
+// A recorder records the changes a listener is given, Resyncs included.
 type recorder struct {
 	mu      sync.Mutex
 	changes []subscribe.Change // without their Sent
 	sent    []time.Time        // their Sent
+	at      []time.Time        // when each was delivered
 	signal  chan struct{}
 }
 
@@ -97,6 +99,7 @@ func listen(t *testing.T, b *natsbus.Bus) *recorder {
 	stop, err := b.Listen(func(c subscribe.Change) {
 		r.mu.Lock()
 		r.sent = append(r.sent, c.Sent)
+		r.at = append(r.at, time.Now())
 		c.Sent = time.Time{} // compared apart
 		r.changes = append(r.changes, c)
 		r.mu.Unlock()
@@ -116,6 +119,18 @@ func (r *recorder) all() []subscribe.Change {
 	defer r.mu.Unlock()
 	return slices.Clone(r.changes)
 }
+
+// updates returns the changes recorded so far, without the Resyncs.
+func (r *recorder) updates() []subscribe.Change {
+	return slices.DeleteFunc(r.all(), isResync)
+}
+
+// resyncs returns the number of Resyncs recorded so far.
+func (r *recorder) resyncs() int {
+	return len(r.all()) - len(r.updates())
+}
+
+func isResync(c subscribe.Change) bool { return c.Kind == subscribe.Resync }
 
 // wait waits until done, called with every change recorded so far,
 // returns true; every poll, if not 0, it calls poke.
@@ -345,7 +360,8 @@ func TestRegistries(t *testing.T) {
 
 // With NATS down, Publish returns, the replica's own subscriber is still
 // notified, and the outage is logged once; once NATS is back, that is
-// logged once, and changes flow again.
+// logged once, changes flow again, and each listener, having lost its
+// connection, is delivered a Resync.
 func TestBrokerDown(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t, -1)
@@ -371,19 +387,24 @@ func TestBrokerDown(t *testing.T) {
 	// Changes flow again, after whatever of those held during the outage
 	// arrived.
 	r.flow(t, a.bus)
-	for _, c := range r.all() {
+	for _, c := range r.updates() {
 		require.Contains(t, []string{userURI, "db://users/8", "x://probe"}, c.Value)
 	}
+	r.wait(t, "a Resync", func(cs []subscribe.Change) bool { return slices.ContainsFunc(cs, isResync) }, 0, nil)
+	require.Eventually(t, func() bool { n, _ := a.reg.ResyncStats(); return n > 0 }, waitTimeout, time.Millisecond,
+		"the registry's bus delivers it a Resync")
+	assert.EqualValues(t, r.resyncs(), other.Stats().Resyncs)
 	assert.Equal(t, 1, logs.lines(downLine), "the outage is logged once\n%s", logs.String())
 	assert.Equal(t, 1, logs.lines(upLine), "its end is logged once\n%s", logs.String())
 	assert.Equal(t, 1, otherLogs.lines(downLine), otherLogs.String())
 	assert.Equal(t, 1, otherLogs.lines(upLine), otherLogs.String())
 	st := a.bus.Stats()
 	t.Logf("publisher: %d changes sent (held by nats.go during the outage), %d dropped; the other replica got %d",
-		st.Sent, st.Dropped, len(r.all()))
+		st.Sent, st.Dropped, len(r.updates()))
 }
 
-// Connect succeeds while NATS is down, and the Bus connects once it is up.
+// Connect succeeds while NATS is down, and the Bus connects once it is
+// up; a listener started meanwhile is delivered a Resync then.
 func TestConnectWhileDown(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t, -1)
@@ -394,19 +415,26 @@ func TestConnectWhileDown(t *testing.T) {
 
 	var logs logBuffer
 	a := connect(t, url, &natsbus.Options{Logger: logs.logger()})
+	// Subscribed once connected: what others publish until then is lost
+	// to it.
+	ra := listen(t, a)
 	a.Publish(updated("x://early")) // returns at once
 	require.Eventually(t, func() bool { return logs.lines(downLine) > 0 }, waitTimeout, time.Millisecond)
 	startNATS(t, port)
 	require.Eventually(t, func() bool { return logs.lines(upLine) > 0 }, waitTimeout, time.Millisecond, logs.String())
 	r := listen(t, connect(t, url, nil))
 	r.flow(t, a)
+	ra.wait(t, "a Resync", func(cs []subscribe.Change) bool { return slices.ContainsFunc(cs, isResync) }, 0, nil)
+	assert.Equal(t, 1, ra.resyncs())
+	assert.Zero(t, r.resyncs(), "a listener started while connected missed nothing")
 	assert.Equal(t, 1, logs.lines(downLine), logs.String())
 	assert.Equal(t, 1, logs.lines(upLine), logs.String())
 }
 
 // A burst of changes goes on at a steady pace while NATS is stopped and
-// started again: whatever of it arrives arrives once and in order, and
-// every change published once both buses are back arrives.
+// started again: whatever of it arrives arrives once and in order, every
+// change published once both buses are back arrives, and the listener is
+// delivered a Resync.
 func TestRestartMidBurst(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t, -1)
@@ -451,6 +479,7 @@ func TestRestartMidBurst(t *testing.T) {
 
 	// b's subscription is back on the server once a change reaches it.
 	r.wait(t, "a change after reconnection", func(cs []subscribe.Change) bool {
+		cs = slices.DeleteFunc(cs, isResync)
 		return len(cs) > 0 && cs[len(cs)-1].Value == "x://"+strconv.FormatInt(seq.Load()-1, 10)
 	}, 20*time.Millisecond, func() { publish() })
 	first := int(seq.Load())
@@ -464,7 +493,7 @@ func TestRestartMidBurst(t *testing.T) {
 	r.waitFor(t, updated("x://"+strconv.Itoa(last)))
 
 	var got []int
-	for _, c := range r.all() {
+	for _, c := range r.updates() {
 		i, err := strconv.Atoi(strings.TrimPrefix(c.Value, "x://"))
 		require.NoError(t, err, c.Value)
 		got = append(got, i)
@@ -480,9 +509,12 @@ func TestRestartMidBurst(t *testing.T) {
 			inBurst++
 		}
 	}
+	// b lost its connection: a Resync follows its reconnection (if it has
+	// not already), and another if a's messages show a gap.
+	r.wait(t, "a Resync", func(cs []subscribe.Change) bool { return slices.ContainsFunc(cs, isResync) }, 0, nil)
 	st := a.Stats()
-	t.Logf("burst across a broker restart: %d changes, %d delivered, %d lost; after reconnection: %d of %d delivered; publisher: %d sent, %d dropped",
-		burst, inBurst, burst-inBurst, len(got[i:]), last-first+1, st.Sent, st.Dropped)
+	t.Logf("burst across a broker restart: %d changes, %d delivered, %d lost, %d Resyncs; after reconnection: %d of %d delivered; publisher: %d sent, %d dropped",
+		burst, inBurst, burst-inBurst, r.resyncs(), len(got[i:]), last-first+1, st.Sent, st.Dropped)
 	assert.Equal(t, 1, logsA.lines(downLine), logsA.String())
 	assert.Equal(t, 1, logsA.lines(upLine), logsA.String())
 }
@@ -602,4 +634,182 @@ func TestMalformedMessages(t *testing.T) {
 	assert.Equal(t, 1, logs.lines("malformed message"), logs.String())
 	assert.EqualValues(t, 8, a.Stats().Malformed)
 	assert.EqualValues(t, 3, a.Stats().Received)
+}
+
+// A gap in a sender's numbers is told with a Resync after the changes of
+// the message that shows it; numbers that go on, a sender first heard
+// from above 1 (it began before the listener), numbers that go back (a
+// sender restarted), and messages without "from" or "seq" are not.
+func TestGaps(t *testing.T) {
+	t.Parallel()
+	ns := startNATS(t, -1)
+	b := connect(t, ns.ClientURL(), nil)
+	r := listen(t, b)
+	nc, err := nats.Connect(ns.ClientURL())
+	require.NoError(t, err)
+	defer nc.Close()
+	resync := subscribe.Change{Kind: subscribe.Resync}
+	steps := []struct {
+		msg  string
+		want []subscribe.Change // Resyncs without their Value
+	}{
+		{`{"from":"r1","seq":1,"changes":[{"uri":"x://1"}]}`, []subscribe.Change{updated("x://1")}},
+		{`{"from":"r1","seq":2,"changes":[{"uri":"x://2"}]}`, []subscribe.Change{updated("x://2")}},
+		{`{"from":"r1","seq":4,"changes":[{"uri":"x://4"},{"list":true}]}`,
+			[]subscribe.Change{updated("x://4"), {Kind: subscribe.ListChanged}, resync}},
+		{`{"from":"r2","seq":7,"changes":[{"uri":"x://r2"}]}`, []subscribe.Change{updated("x://r2")}},
+		{`{"from":"r1","seq":6,"changes":[]}`, []subscribe.Change{resync}}, // an empty message shows a gap too
+		{`{"from":"r1","seq":1,"changes":[{"uri":"x://again"}]}`, []subscribe.Change{updated("x://again")}},
+		{`{"from":"r1","seq":2,"changes":[{"uri":"x://again2"}]}`, []subscribe.Change{updated("x://again2")}},
+		{`{"changes":[{"uri":"x://trigger"}]}`, []subscribe.Change{updated("x://trigger")}},
+		{`{"from":"r3","changes":[{"uri":"x://r3"}]}`, []subscribe.Change{updated("x://r3")}},
+		{`{"from":"r3","changes":[{"uri":"x://r3b"}]}`, []subscribe.Change{updated("x://r3b")}},
+		{`{"seq":5,"changes":[{"uri":"x://anonymous"}]}`, []subscribe.Change{updated("x://anonymous")}},
+		{`{"seq":9,"changes":[{"uri":"x://anonymous2"}]}`, []subscribe.Change{updated("x://anonymous2")}},
+	}
+	var want []subscribe.Change
+	for _, s := range steps {
+		require.NoError(t, nc.Publish(natsbus.DefaultSubject, []byte(s.msg)))
+		want = append(want, s.want...)
+	}
+	r.wait(t, "every change", func(cs []subscribe.Change) bool { return len(cs) >= len(want) }, 0, nil)
+	got := r.all()
+	for i, c := range got {
+		if c.Kind == subscribe.Resync {
+			assert.NotEmpty(t, c.Value, "a Resync says why")
+			got[i].Value = ""
+		}
+	}
+	assert.Equal(t, want, got)
+	assert.Contains(t, r.all()[4].Value, "r1")
+	st := b.Stats()
+	assert.EqualValues(t, 2, st.Resyncs)
+	assert.EqualValues(t, len(want)-2, st.Received, "Resyncs are not changes received")
+}
+
+// A proxy forwards TCP connections to a NATS server, and can cut them:
+// the connection of one Bus drops while the others' stay up.
+type proxy struct {
+	target, addr string
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns []net.Conn
+}
+
+// startProxy returns a proxy to target, stopped when t ends.
+func startProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &proxy{target: target, addr: ln.Addr().String(), ln: ln}
+	go p.serve(ln)
+	t.Cleanup(p.cut)
+	return p
+}
+
+// url is the NATS URL of the proxy.
+func (p *proxy) url() string { return "nats://" + p.addr }
+
+func (p *proxy) serve(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, s)
+		p.mu.Unlock()
+		go func() { io.Copy(s, c); s.Close() }()
+		go func() { io.Copy(c, s); c.Close() }()
+	}
+}
+
+// cut closes the connections and refuses new ones.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// restore accepts connections again, on the same address.
+func (p *proxy) restore(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", p.addr)
+	require.NoError(t, err)
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go p.serve(ln)
+}
+
+// When the connection of one replica alone drops, the changes it
+// publishes meanwhile wait in nats.go's reconnect buffer, and the other
+// replicas, connected throughout, receive them once it is back, with no
+// Resync. With the buffer disabled, they are dropped, and the others are
+// delivered a Resync once it is back, though it publishes nothing more.
+func TestPublisherOutage(t *testing.T) {
+	t.Parallel()
+	ns := startNATS(t, -1)
+	for _, buffered := range []bool{true, false} {
+		name := "buffered"
+		opts := &natsbus.Options{}
+		if !buffered {
+			name = "unbuffered"
+			opts.NATS = []nats.Option{nats.ReconnectBufSize(-1)}
+		}
+		t.Run(name, func(t *testing.T) {
+			var logs logBuffer
+			opts.Logger = logs.logger()
+			opts.Subject = "outage." + name
+			p := startProxy(t, ns.Addr().String())
+			a := connect(t, p.url(), opts)
+			b := connect(t, ns.ClientURL(), &natsbus.Options{Subject: opts.Subject})
+			r := listen(t, b)
+			a.Publish(updated("x://before"))
+			r.waitFor(t, updated("x://before"))
+
+			p.cut()
+			require.Eventually(t, func() bool { return logs.lines(downLine) > 0 }, waitTimeout, time.Millisecond, logs.String())
+			var held []subscribe.Change
+			for i := range 5 {
+				c := updated("x://held/" + strconv.Itoa(i))
+				held = append(held, c)
+				a.Publish(c)
+			}
+			// Handed to nats.go, before the connection is back: buffered,
+			// or refused.
+			require.Eventually(t, func() bool { st := a.Stats(); return st.Sent+st.Dropped == 1+uint64(len(held)) },
+				waitTimeout, time.Millisecond)
+			p.restore(t)
+			require.Eventually(t, func() bool { return logs.lines(upLine) > 0 }, waitTimeout, time.Millisecond, logs.String())
+
+			if buffered {
+				r.waitFor(t, held[len(held)-1])
+				assert.Equal(t, held, r.updates()[len(r.updates())-len(held):], "the changes held, in order")
+				assert.Zero(t, r.resyncs(), "nothing missed")
+				assert.Zero(t, a.Stats().Dropped)
+			} else {
+				r.wait(t, "a Resync", func(cs []subscribe.Change) bool { return slices.ContainsFunc(cs, isResync) }, 0, nil)
+				for _, c := range held {
+					assert.NotContains(t, r.all(), c)
+				}
+				assert.EqualValues(t, len(held), a.Stats().Dropped)
+				assert.Contains(t, logs.String(), "lost="+strconv.Itoa(len(held)), "the end of the outage counts them")
+			}
+			assert.EqualValues(t, r.resyncs(), b.Stats().Resyncs)
+		})
+	}
 }
