@@ -22,10 +22,14 @@
 //
 // A notification's payload is a subscribe.Message in JSON:
 //
-//	{"from":"9f86d081884c7d65","changes":[{"uri":"db://users/42"}]}
+//	{"from":"9f86d081884c7d65","seq":42,"sent":"2026-11-25T10:00:00.123456Z","changes":[{"uri":"db://users/42"}]}
 //
+// where "from" is the sending Bus's id, random at Open, and "seq" numbers
+// its messages from 1, one more for each message whether it was sent or
+// not, and one more again when changes were dropped before they could be
+// put in one: a listener that sees a number skipped knows it lost some.
 // Anything else that can run SQL may publish, a trigger say, leaving
-// "from" out so that every replica delivers it:
+// "from" (and "seq", "sent") out so that every replica delivers it:
 //
 //	SELECT pg_notify('mcpres_changes', '{"changes":[{"uri":"db://users/42"}]}');
 //
@@ -36,8 +40,9 @@
 //
 //	#<from>:<seq>:<i>/<n>:<bytes i of the message's JSON>
 //
-// where from is the sending Bus's id, seq its count of chunked messages,
-// and i runs from 1 to n. The listener joins the n chunks of a (from, seq)
+// where from is the sending Bus's id, seq its count of chunked messages
+// (not the message's number, which is inside the joined message), and i
+// runs from 1 to n. The listener joins the n chunks of a (from, seq)
 // before it parses the message. A chunked message lost in part is dropped
 // whole; a listener holds at most a few unfinished ones, and at most
 // maxChunked bytes of each.
@@ -128,7 +133,8 @@ type Bus struct {
 	sender  *pgx.Conn
 	retryAt time.Time
 	backoff time.Duration
-	seq     uint64
+	chunked uint64          // messages sent in chunks: the chunk headers' seq
+	numbers outbox.Sequence // the messages' numbers (Message.Seq)
 
 	mu        sync.Mutex
 	listening bool
@@ -207,8 +213,8 @@ func (b *Bus) Publish(c subscribe.Change) { b.out.Put(c) }
 // errBackingOff is send's error while it waits to try the database again.
 var errBackingOff = errors.New("waiting before connecting again")
 
-// send notifies batch, in one transaction, as payloads of at most
-// MaxPayload bytes.
+// send notifies batch, in one transaction, as numbered messages of at
+// most MaxPayload bytes.
 func (b *Bus) send(batch []subscribe.Change) error {
 	payloads, err := b.payloads(batch)
 	if err != nil {
@@ -260,15 +266,17 @@ func notify(ctx context.Context, conn *pgx.Conn, channel string, payloads [][]by
 	return tx.Commit(ctx)
 }
 
-// payloads encodes batch as messages of at most MaxPayload bytes, and a
-// change too large for one message alone as chunks.
+// payloads encodes batch as numbered messages of at most MaxPayload
+// bytes, and a change too large for one message alone as one message in
+// chunks.
 func (b *Bus) payloads(batch []subscribe.Change) ([][]byte, error) {
 	var out [][]byte
 	sent := time.Now()
 	for len(batch) > 0 {
 		n := len(batch)
+		seq := b.next()
 		for {
-			data, err := subscribe.Message{From: b.id, Sent: sent, Changes: batch[:n]}.AppendJSON(nil)
+			data, err := subscribe.Message{From: b.id, Seq: seq, Sent: sent, Changes: batch[:n]}.AppendJSON(nil)
 			if err != nil {
 				return nil, err
 			}
@@ -277,8 +285,8 @@ func (b *Bus) payloads(batch []subscribe.Change) ([][]byte, error) {
 				break
 			}
 			if n == 1 {
-				b.seq++
-				out = append(out, chunk(b.id, b.seq, data)...)
+				b.chunked++
+				out = append(out, chunk(b.id, b.chunked, data)...)
 				break
 			}
 			n /= 2
@@ -286,6 +294,13 @@ func (b *Bus) payloads(batch []subscribe.Change) ([][]byte, error) {
 		batch = batch[n:]
 	}
 	return out, nil
+}
+
+// next returns the number of the next message: one more than the last,
+// or two more if changes were dropped since (see outbox.Sequence), so
+// that the other replicas' listeners see a gap.
+func (b *Bus) next() uint64 {
+	return b.numbers.Next(b.out.Stats().Dropped)
 }
 
 // chunk cuts a message into payloads of at most MaxPayload bytes, each
