@@ -140,7 +140,7 @@ type Bus struct {
 	listening bool
 	closed    bool
 
-	received, malformed atomic.Uint64
+	received, malformed, resyncs atomic.Uint64
 }
 
 // Stats counts what a Bus did.
@@ -151,6 +151,9 @@ type Stats struct {
 	// Received counts the other replicas' changes delivered to the
 	// listener, and Malformed the payloads skipped as not a message.
 	Received, Malformed uint64
+	// Resyncs counts the subscribe.Resync changes delivered to the
+	// listener: once for each gap in a sender's numbers.
+	Resyncs uint64
 }
 
 // Open returns a Bus on the database dsn names (a postgres:// URL or a
@@ -464,6 +467,7 @@ type listener struct {
 	bus     *Bus
 	deliver func(subscribe.Change)
 	joiner  joiner
+	seqs    subscribe.Sequences
 	down    bool // an outage was logged, and has not ended
 }
 
@@ -557,11 +561,21 @@ func (l *listener) receive(ctx context.Context, conn *pgx.Conn) error {
 		if m.From == b.id {
 			continue
 		}
+		lost, why := l.seqs.Check(m)
 		for _, c := range m.Changes {
 			b.received.Add(1)
 			l.deliver(c)
 		}
+		if lost {
+			l.resync(why)
+		}
 	}
+}
+
+// resync delivers a Resync saying why.
+func (l *listener) resync(why string) {
+	l.bus.resyncs.Add(1)
+	l.deliver(subscribe.Change{Kind: subscribe.Resync, Value: why})
 }
 
 // malformed counts a skipped payload, and logs the first and every
@@ -578,7 +592,7 @@ func (l *listener) malformed(err error, payload string) {
 // Stats returns what b has sent, dropped and received so far.
 func (b *Bus) Stats() Stats {
 	o := b.out.Stats()
-	return Stats{Sent: o.Sent, Dropped: o.Dropped, Received: b.received.Load(), Malformed: b.malformed.Load()}
+	return Stats{Sent: o.Sent, Dropped: o.Dropped, Received: b.received.Load(), Malformed: b.malformed.Load(), Resyncs: b.resyncs.Load()}
 }
 
 // Close sends what is queued, once, and closes the sending connection.
