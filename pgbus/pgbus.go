@@ -98,10 +98,12 @@ const (
 	maxPartial = 8
 )
 
-// Backoff between attempts to reach the database.
+// Backoff between attempts to reach the database, and how long one may
+// take.
 const (
-	minBackoff = 100 * time.Millisecond
-	maxBackoff = 5 * time.Second
+	minBackoff     = 100 * time.Millisecond
+	maxBackoff     = time.Second
+	connectTimeout = 5 * time.Second
 )
 
 // Options configures a Bus. The zero value, and a nil *Options, mean
@@ -152,7 +154,8 @@ type Stats struct {
 	// listener, and Malformed the payloads skipped as not a message.
 	Received, Malformed uint64
 	// Resyncs counts the subscribe.Resync changes delivered to the
-	// listener: once for each gap in a sender's numbers.
+	// listener: once each time it listened again after its connection
+	// was lost, and once for each gap in a sender's numbers.
 	Resyncs uint64
 }
 
@@ -227,7 +230,7 @@ func (b *Bus) send(batch []subscribe.Change) error {
 		if time.Now().Before(b.retryAt) {
 			return errBackingOff
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), maxBackoff)
+		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 		b.sender, err = pgx.ConnectConfig(ctx, b.config)
 		cancel()
 		if err != nil {
@@ -448,7 +451,7 @@ func (b *Bus) Listen(deliver func(subscribe.Change)) (stop func(), err error) {
 	}()
 	select {
 	case <-first:
-	case <-time.After(maxBackoff):
+	case <-time.After(connectTimeout):
 	}
 	var once sync.Once
 	return func() {
@@ -471,8 +474,18 @@ type listener struct {
 	down    bool // an outage was logged, and has not ended
 }
 
+// resyncLost is the reason of the Resync a listener delivers when it
+// listens again after an outage.
+const resyncLost = "connection to Postgres lost: changes published meanwhile may be missed"
+
 // run listens until ctx is done, connecting again after any failure;
 // first is closed after the first attempt.
+//
+// An outage begins when the listening connection fails, or cannot be
+// opened: run logs it then, at once, and tells the outbox, so that the
+// other replicas' loss is logged now, not at the next change. It ends
+// when run listens again: it then delivers a Resync, since what was
+// notified meanwhile is lost for good.
 func (l *listener) run(ctx context.Context, first chan struct{}) {
 	b := l.bus
 	backoff := time.Duration(0)
@@ -485,7 +498,10 @@ func (l *listener) run(ctx context.Context, first chan struct{}) {
 		if err == nil {
 			if l.down {
 				l.down = false
-				b.log.Info("pgbus: listening again; changes notified while the listener was away were missed", "channel", b.channel)
+				l.joiner = joiner{} // their other parts were missed
+				b.out.Up()
+				b.log.Info("pgbus: listening again; changes notified while the listener was away were missed, and every watcher is told to read again", "channel", b.channel)
+				l.resync(resyncLost)
 			}
 			backoff = 0
 			err = l.receive(ctx, conn)
@@ -496,7 +512,9 @@ func (l *listener) run(ctx context.Context, first chan struct{}) {
 		}
 		if !l.down {
 			l.down = true
+			l.seqs.Outage()
 			b.log.Warn("pgbus: cannot listen; the other replicas' changes are missed until the database is back", "channel", b.channel, "error", err)
+			b.out.Down(err)
 		}
 		backoff = min(max(2*backoff, minBackoff), maxBackoff)
 		select {
@@ -507,10 +525,16 @@ func (l *listener) run(ctx context.Context, first chan struct{}) {
 	}
 }
 
+// resync delivers a Resync saying why.
+func (l *listener) resync(why string) {
+	l.bus.resyncs.Add(1)
+	l.deliver(subscribe.Change{Kind: subscribe.Resync, Value: why})
+}
+
 // listen connects and LISTENs on the channel.
 func (l *listener) listen(ctx context.Context) (*pgx.Conn, error) {
 	b := l.bus
-	cctx, cancel := context.WithTimeout(ctx, maxBackoff)
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	conn, err := pgx.ConnectConfig(cctx, b.config)
 	if err != nil {
@@ -570,12 +594,6 @@ func (l *listener) receive(ctx context.Context, conn *pgx.Conn) error {
 			l.resync(why)
 		}
 	}
-}
-
-// resync delivers a Resync saying why.
-func (l *listener) resync(why string) {
-	l.bus.resyncs.Add(1)
-	l.deliver(subscribe.Change{Kind: subscribe.Resync, Value: why})
 }
 
 // malformed counts a skipped payload, and logs the first and every
