@@ -79,6 +79,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/mcpres/mcpres/internal/outbox"
 	"github.com/mcpres/mcpres/subscribe"
 )
@@ -106,6 +107,12 @@ const (
 	connectTimeout = 5 * time.Second
 )
 
+// pingAfter is how long the sending connection may go unused before it
+// is pinged before its next use: Postgres may have ended its session
+// meanwhile (a restart, an idle timeout), and a change sent on it would
+// be lost.
+const pingAfter = time.Second
+
 // Options configures a Bus. The zero value, and a nil *Options, mean
 // every default.
 type Options struct {
@@ -131,12 +138,19 @@ type Bus struct {
 	log     *slog.Logger
 	out     *outbox.Outbox
 
-	// Used by the outbox's goroutine only.
+	// The sending side: the outbox's goroutine's, and Close's once it
+	// has ended.
 	sender  *pgx.Conn
-	retryAt time.Time
-	backoff time.Duration
+	retryAt time.Time       // no connecting before
+	backoff time.Duration   // since the last connection that succeeded
+	used    time.Time       // the sender's last round trip
 	chunked uint64          // messages sent in chunks: the chunk headers' seq
 	numbers outbox.Sequence // the messages' numbers (Message.Seq)
+
+	// What the listener tells the sender: its connection dropped, so
+	// the sender's may have too (check it before using it); it listens
+	// again, so the database is back (connect at once, backoff or not).
+	suspect, reachable atomic.Bool
 
 	mu        sync.Mutex
 	listening bool
@@ -185,6 +199,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Bus, error) {
 	if b.sender, err = pgx.ConnectConfig(ctx, config); err != nil {
 		return nil, fmt.Errorf("pgbus: %w", err)
 	}
+	b.used = time.Now()
 	b.out = outbox.New(b.send, outbox.Options{Size: o.QueueSize, Logger: b.log, Name: "pgbus"})
 	return b, nil
 }
@@ -226,29 +241,110 @@ func (b *Bus) send(batch []subscribe.Change) error {
 	if err != nil {
 		return err
 	}
-	if b.sender == nil {
-		if time.Now().Before(b.retryAt) {
-			return errBackingOff
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-		b.sender, err = pgx.ConnectConfig(ctx, b.config)
-		cancel()
-		if err != nil {
-			b.sender = nil
-			b.backoff = min(max(2*b.backoff, minBackoff), maxBackoff)
-			b.retryAt = time.Now().Add(b.backoff)
+	return b.sendPayloads(payloads)
+}
+
+// sendPayloads notifies payloads on the sending connection, in one
+// transaction. It does not use a connection that may have died unseen:
+// it pings one that went unused for pingAfter, or whose listener lost its
+// own connection, and opens another if the ping fails; and when the
+// server had ended the session before the statement ran, it sends again,
+// once, on a new connection. Either way the change is not lost to a dead
+// connection.
+func (b *Bus) sendPayloads(payloads [][]byte) error {
+	if b.reachable.Swap(false) {
+		b.retryAt = time.Time{}
+	}
+	if b.suspect.Swap(false) || time.Since(b.used) >= pingAfter {
+		b.ping()
+	}
+	fresh := b.sender == nil
+	if fresh {
+		if err := b.connect(); err != nil {
 			return err
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := notify(ctx, b.sender, b.channel, payloads); err != nil {
-		b.sender.Close(context.Background())
-		b.sender = nil
+	err := b.notify(payloads)
+	if err != nil && !fresh && endedBefore(err) {
+		b.closeSender()
+		fresh = true
+		if err = b.connect(); err == nil {
+			err = b.notify(payloads)
+		}
+	}
+	if err != nil {
+		b.closeSender()
 		return err
 	}
-	b.backoff = 0
+	b.used = time.Now()
+	if fresh {
+		// The database is reachable: the end of an outage the listener
+		// reported, if it has not listened again yet.
+		b.out.Up()
+	}
 	return nil
+}
+
+// endedBefore reports whether err, from a statement on the sending
+// connection, says that the statement did not run: nothing was sent
+// (pgconn.SafeToRetry), or the server ended the session (a FATAL error,
+// such as Postgres's shutting down or pg_terminate_backend), which
+// aborts the statement's transaction. Sending again on a new connection
+// then notifies nothing twice; only a server that ends the session right
+// between committing and answering, a window of microseconds, would make
+// it repeat a change, which costs the subscribers a read.
+func endedBefore(err error) bool {
+	var pgErr *pgconn.PgError
+	return pgconn.SafeToRetry(err) ||
+		errors.As(err, &pgErr) && strings.EqualFold(cmp.Or(pgErr.SeverityUnlocalized, pgErr.Severity), "FATAL")
+}
+
+// connect opens the sending connection, unless it is too soon after the
+// last attempt that failed.
+func (b *Bus) connect() error {
+	if time.Now().Before(b.retryAt) {
+		return errBackingOff
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, b.config)
+	if err != nil {
+		b.backoff = min(max(2*b.backoff, minBackoff), maxBackoff)
+		b.retryAt = time.Now().Add(b.backoff)
+		return err
+	}
+	b.sender, b.backoff, b.used = conn, 0, time.Now()
+	return nil
+}
+
+// ping checks the sending connection, if there is one, and closes it if
+// the server does not answer.
+func (b *Bus) ping() {
+	if b.sender == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	if err := b.sender.Ping(ctx); err != nil {
+		b.closeSender()
+		return
+	}
+	b.used = time.Now()
+}
+
+// closeSender closes the sending connection, if there is one.
+func (b *Bus) closeSender() {
+	if b.sender != nil {
+		b.sender.Close(context.Background())
+		b.sender = nil
+	}
+}
+
+// notify sends payloads on the sending connection, in one transaction.
+func (b *Bus) notify(payloads [][]byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return notify(ctx, b.sender, b.channel, payloads)
 }
 
 // notify sends payloads on channel through conn, in one transaction.
@@ -482,10 +578,11 @@ const resyncLost = "connection to Postgres lost: changes published meanwhile may
 // first is closed after the first attempt.
 //
 // An outage begins when the listening connection fails, or cannot be
-// opened: run logs it then, at once, and tells the outbox, so that the
-// other replicas' loss is logged now, not at the next change. It ends
-// when run listens again: it then delivers a Resync, since what was
-// notified meanwhile is lost for good.
+// opened: run logs it then, at once, tells the outbox (so that the
+// other replicas' loss is logged now, not at the next change), and the
+// sender, whose connection has likely died too. It ends when run listens
+// again: it then delivers a Resync, since what was notified meanwhile is
+// lost for good.
 func (l *listener) run(ctx context.Context, first chan struct{}) {
 	b := l.bus
 	backoff := time.Duration(0)
@@ -499,6 +596,7 @@ func (l *listener) run(ctx context.Context, first chan struct{}) {
 			if l.down {
 				l.down = false
 				l.joiner = joiner{} // their other parts were missed
+				b.reachable.Store(true)
 				b.out.Up()
 				b.log.Info("pgbus: listening again; changes notified while the listener was away were missed, and every watcher is told to read again", "channel", b.channel)
 				l.resync(resyncLost)
@@ -513,6 +611,7 @@ func (l *listener) run(ctx context.Context, first chan struct{}) {
 		if !l.down {
 			l.down = true
 			l.seqs.Outage()
+			b.suspect.Store(true)
 			b.log.Warn("pgbus: cannot listen; the other replicas' changes are missed until the database is back", "channel", b.channel, "error", err)
 			b.out.Down(err)
 		}
@@ -625,9 +724,6 @@ func (b *Bus) Close() error {
 		return nil
 	}
 	b.out.Close() // its goroutine has ended: b.sender is ours
-	if b.sender != nil {
-		b.sender.Close(context.Background())
-		b.sender = nil
-	}
+	b.closeSender()
 	return nil
 }

@@ -3,14 +3,143 @@ package pgbus_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/mcpres/mcpres/pgbus"
 	"github.com/mcpres/mcpres/subscribe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// pgctl runs scripts/postgres.sh's stop/start script with cmd ("stop" or
+// "start"), skipping t without it.
+func pgctl(t *testing.T, cmd string) {
+	t.Helper()
+	ctl := os.Getenv("MCPRES_TEST_POSTGRES_CTL")
+	if ctl == "" {
+		t.Skip("MCPRES_TEST_POSTGRES_CTL not set: run through scripts/postgres.sh")
+	}
+	out, err := exec.Command(ctl, cmd).CombinedOutput()
+	require.NoError(t, err, "%s %s: %s", ctl, cmd, out)
+}
+
+// nextBefore returns the next change, without its Sent, failing t if
+// none has come by deadline.
+func (in inbox) nextBefore(t *testing.T, deadline time.Time) subscribe.Change {
+	t.Helper()
+	select {
+	case c := <-in:
+		c.Sent = time.Time{}
+		return c
+	case <-time.After(time.Until(deadline)):
+		t.Fatal("no change arrived in time")
+		panic("unreachable")
+	}
+}
+
+func textLogger(l *logBuffer) *pgbus.Options {
+	return &pgbus.Options{Logger: slog.New(slog.NewTextHandler(l, nil))}
+}
+
+// waitLog waits for logs to hold s.
+func waitLog(t *testing.T, logs *logBuffer, s string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return logs.count(s) > 0 }, waitTimeout, time.Millisecond, "no %q in the log:\n%s", s, logs.String())
+}
+
+// When Postgres restarts under running replicas, each logs the outage as
+// it begins; each listener is told to resync once it listens again,
+// within seconds of Postgres being back; and the first change after
+// that reaches the other replicas, from a replica that listens and from
+// one that only publishes: none is lost to a sending connection that died
+// with the old server.
+//
+// Not parallel: it restarts the server every test uses, while the
+// parallel tests wait.
+func TestPostgresRestart(t *testing.T) {
+	var logsA, logsB logBuffer
+	a, b := open(t, textLogger(&logsA)), open(t, textLogger(&logsB))
+	c := open(t, nil) // publishes only: no listener of its own sees the outage
+	ina, inb := listen(t, a), listen(t, b)
+	// Every Bus has sent on its connection, and been heard.
+	a.Publish(subscribe.Change{Kind: subscribe.Updated, Value: "x://a/before"})
+	require.Equal(t, "x://a/before", inb.next(t).Value)
+	b.Publish(subscribe.Change{Kind: subscribe.Updated, Value: "x://b/before"})
+	require.Equal(t, "x://b/before", ina.next(t).Value)
+	c.Publish(subscribe.Change{Kind: subscribe.Updated, Value: "x://c/before"})
+	require.Equal(t, "x://c/before", ina.next(t).Value)
+	require.Equal(t, "x://c/before", inb.next(t).Value)
+
+	pgctl(t, "stop")
+	// The outage is logged as it begins, not at the next change.
+	waitLog(t, &logsA, "broker unreachable")
+	waitLog(t, &logsB, "broker unreachable")
+	// A change made while Postgres is down is lost to the others, and
+	// counted.
+	a.Publish(subscribe.Change{Kind: subscribe.Updated, Value: "x://a/during"})
+	require.Eventually(t, func() bool { return a.Stats().Dropped == 1 }, waitTimeout, time.Millisecond)
+	pgctl(t, "start")
+	back := time.Now()
+
+	// (a) Each listener is told to resync once it listens again.
+	for _, in := range []inbox{ina, inb} {
+		r := in.nextBefore(t, back.Add(5*time.Second))
+		require.Equal(t, subscribe.Resync, r.Kind, "%v", r)
+		assert.Contains(t, r.Value, "connection to Postgres lost")
+		t.Logf("resync delivered %v after Postgres was back", time.Since(back).Round(time.Millisecond))
+	}
+	// (b) The first change after that reaches the other replica. Its
+	// listener also learns that a's change made during the outage was
+	// lost, from a gap in a's numbers: at once if it listened again
+	// before a did (a reveals the gap then), else with this change.
+	published := time.Now()
+	a.Publish(subscribe.Change{Kind: subscribe.Updated, Value: "x://a/after"})
+	for got, gaps := false, 0; !got || gaps == 0; {
+		c := inb.next(t)
+		switch {
+		case c == subscribe.Change{Kind: subscribe.Updated, Value: "x://a/after"} && !got:
+			got = true
+			t.Logf("first change delivered %v after Postgres was back, %v after it was published",
+				time.Since(back).Round(time.Millisecond), time.Since(published).Round(time.Millisecond))
+		case c.Kind == subscribe.Resync && gaps == 0:
+			gaps++
+			assert.Regexp(t, `^lost \d+ messages of replica `, c.Value)
+		default:
+			t.Fatalf("unexpected %v", c)
+		}
+	}
+	b.Publish(subscribe.Change{Kind: subscribe.Updated, Value: "x://b/after"})
+	assert.Equal(t, subscribe.Change{Kind: subscribe.Updated, Value: "x://b/after"}, ina.next(t))
+	published = time.Now()
+	c.Publish(subscribe.Change{Kind: subscribe.Updated, Value: "x://c/after"})
+	assert.Equal(t, subscribe.Change{Kind: subscribe.Updated, Value: "x://c/after"}, ina.next(t))
+	assert.Equal(t, subscribe.Change{Kind: subscribe.Updated, Value: "x://c/after"}, inb.next(t))
+	t.Logf("first change of the Bus without a listener delivered %v after it was published", time.Since(published).Round(time.Millisecond))
+
+	assert.Empty(t, ina)
+	assert.Empty(t, inb)
+	assert.EqualValues(t, 1, a.Stats().Dropped)
+	assert.Zero(t, b.Stats().Dropped)
+	assert.Zero(t, c.Stats().Dropped, "no change lost to a dead connection")
+	assert.EqualValues(t, 1, a.Stats().Resyncs)
+	assert.EqualValues(t, 2, b.Stats().Resyncs)
+	// The outage's end is logged, with what was lost.
+	waitLog(t, &logsA, "broker reachable again")
+	waitLog(t, &logsB, "broker reachable again")
+	for _, logs := range []*logBuffer{&logsA, &logsB} {
+		assert.Equal(t, 1, logs.count("broker unreachable"), logs.String())
+		assert.Equal(t, 1, logs.count("cannot listen"), logs.String())
+		assert.Equal(t, 1, logs.count("listening again"), logs.String())
+	}
+	assert.Contains(t, logsA.String(), "lost=1")
+	assert.Contains(t, logsB.String(), "lost=0")
+}
 
 // A sender's numbers that skip one tell the listener that messages were
 // lost: it is delivered the message's changes, then a Resync saying why.
