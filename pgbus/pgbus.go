@@ -141,11 +141,16 @@ type Bus struct {
 	// The sending side: the outbox's goroutine's, and Close's once it
 	// has ended.
 	sender  *pgx.Conn
-	retryAt time.Time       // no connecting before
-	backoff time.Duration   // since the last connection that succeeded
-	used    time.Time       // the sender's last round trip
-	chunked uint64          // messages sent in chunks: the chunk headers' seq
-	numbers outbox.Sequence // the messages' numbers (Message.Seq)
+	retryAt time.Time     // no connecting before
+	backoff time.Duration // since the last connection that succeeded
+	used    time.Time     // the sender's last round trip
+	chunked uint64        // messages sent in chunks: the chunk headers' seq
+
+	// The messages' numbers (Message.Seq), given by send and reveal.
+	numMu    sync.Mutex
+	numbers  outbox.Sequence
+	numbered uint64 // the outbox's Dropped at the last number given
+	gap      bool   // a number was given to a message not sent, and none sent since
 
 	// What the listener tells the sender: its connection dropped, so
 	// the sender's may have too (check it before using it); it listens
@@ -237,11 +242,14 @@ var errBackingOff = errors.New("waiting before connecting again")
 // send notifies batch, in one transaction, as numbered messages of at
 // most MaxPayload bytes.
 func (b *Bus) send(batch []subscribe.Change) error {
+	b.numMu.Lock()
+	defer b.numMu.Unlock()
 	payloads, err := b.payloads(batch)
-	if err != nil {
-		return err
+	if err == nil {
+		err = b.sendPayloads(payloads)
 	}
-	return b.sendPayloads(payloads)
+	b.gap = err != nil // the numbers given are skipped, or this message shows the gap
+	return err
 }
 
 // sendPayloads notifies payloads on the sending connection, in one
@@ -370,7 +378,7 @@ func notify(ctx context.Context, conn *pgx.Conn, channel string, payloads [][]by
 
 // payloads encodes batch as numbered messages of at most MaxPayload
 // bytes, and a change too large for one message alone as one message in
-// chunks.
+// chunks. b.numMu must be held.
 func (b *Bus) payloads(batch []subscribe.Change) ([][]byte, error) {
 	var out [][]byte
 	sent := time.Now()
@@ -400,9 +408,32 @@ func (b *Bus) payloads(batch []subscribe.Change) ([][]byte, error) {
 
 // next returns the number of the next message: one more than the last,
 // or two more if changes were dropped since (see outbox.Sequence), so
-// that the other replicas' listeners see a gap.
+// that the other replicas' listeners see a gap. b.numMu must be held.
 func (b *Bus) next() uint64 {
-	return b.numbers.Next(b.out.Stats().Dropped)
+	b.numbered = b.out.Stats().Dropped
+	return b.numbers.Next(b.numbered)
+}
+
+// reveal sends on conn, if a number was skipped since the last message
+// sent (a message not sent, changes dropped), an empty message with the
+// next number: the other replicas' listeners then see the gap now,
+// rather than at this replica's next change, which may never come. The
+// listener calls it when it listens again after an outage, during which
+// this replica's sends failed while the others may have heard nothing
+// amiss (a network cut between this replica and Postgres only).
+func (b *Bus) reveal(ctx context.Context, conn *pgx.Conn) {
+	b.numMu.Lock()
+	defer b.numMu.Unlock()
+	if !b.gap && b.out.Stats().Dropped == b.numbered {
+		return
+	}
+	p, err := subscribe.Message{From: b.id, Seq: b.next(), Sent: time.Now(), Changes: []subscribe.Change{}}.AppendJSON(nil)
+	if err != nil {
+		return // unreachable: no change to be malformed
+	}
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	b.gap = notify(ctx, conn, b.channel, [][]byte{p}) != nil
 }
 
 // chunk cuts a message into payloads of at most MaxPayload bytes, each
@@ -600,6 +631,7 @@ func (l *listener) run(ctx context.Context, first chan struct{}) {
 				b.out.Up()
 				b.log.Info("pgbus: listening again; changes notified while the listener was away were missed, and every watcher is told to read again", "channel", b.channel)
 				l.resync(resyncLost)
+				b.reveal(ctx, conn)
 			}
 			backoff = 0
 			err = l.receive(ctx, conn)

@@ -3,10 +3,14 @@ package pgbus_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -215,4 +219,113 @@ func TestPostgresMessagesNumbered(t *testing.T) {
 		assert.EqualValues(t, i+1, m["seq"])
 		assert.NotEmpty(t, m["from"])
 	}
+}
+
+// A proxy forwards TCP connections to the test database, until it is
+// cut: as the network between one replica and Postgres would.
+type proxy struct {
+	ln     net.Listener
+	target string
+
+	mu    sync.Mutex
+	cut   bool
+	conns []net.Conn
+}
+
+// newProxy starts a proxy to the test database, closed at t's end.
+func newProxy(t *testing.T) *proxy {
+	u, err := url.Parse(dsn(t))
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &proxy{ln: ln, target: u.Host}
+	t.Cleanup(func() {
+		ln.Close()
+		p.setCut(true)
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.forward(c)
+		}
+	}()
+	return p
+}
+
+// forward joins c to a new connection to the database, unless p is cut.
+func (p *proxy) forward(c net.Conn) {
+	d, err := net.Dial("tcp", p.target)
+	p.mu.Lock()
+	if err != nil || p.cut {
+		p.mu.Unlock()
+		c.Close()
+		if d != nil {
+			d.Close()
+		}
+		return
+	}
+	p.conns = append(p.conns, c, d)
+	p.mu.Unlock()
+	go func() { io.Copy(d, c); d.Close() }()
+	io.Copy(c, d)
+	c.Close()
+}
+
+// setCut cuts p, closing every connection it forwards and refusing new
+// ones, or joins it again.
+func (p *proxy) setCut(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.conns = nil
+	}
+}
+
+// dsn returns t's DSN through p.
+func (p *proxy) dsn(t *testing.T) string {
+	u, err := url.Parse(appDSN(t))
+	require.NoError(t, err)
+	u.Host = p.ln.Addr().String()
+	return u.String()
+}
+
+// When one replica alone loses Postgres (a network cut), the others hear
+// nothing amiss, and the changes it makes meanwhile are lost. Once it is
+// back it resyncs its own listener, and shows the others the gap in its
+// numbers at once, so that they resync too without waiting for its next
+// change, which may never come.
+func TestPostgresPartition(t *testing.T) {
+	t.Parallel()
+	p := newProxy(t)
+	var logsA logBuffer
+	a, err := pgbus.Open(t.Context(), p.dsn(t), &pgbus.Options{Channel: channel(t), Logger: slog.New(slog.NewTextHandler(&logsA, nil))})
+	require.NoError(t, err)
+	t.Cleanup(func() { a.Close() })
+	b := open(t, nil)
+	ina, inb := listen(t, a), listen(t, b)
+	a.Publish(subscribe.Change{Kind: subscribe.Updated, Value: "x://before"})
+	require.Equal(t, "x://before", inb.next(t).Value)
+
+	p.setCut(true)
+	waitLog(t, &logsA, "broker unreachable")
+	a.Publish(subscribe.Change{Kind: subscribe.Updated, Value: "x://during"})
+	require.Eventually(t, func() bool { return a.Stats().Dropped == 1 }, waitTimeout, time.Millisecond)
+	p.setCut(false)
+
+	assert.Equal(t, subscribe.Change{Kind: subscribe.Resync, Value: "connection to Postgres lost: changes published meanwhile may be missed"}, ina.next(t))
+	r := inb.next(t)
+	assert.Equal(t, subscribe.Resync, r.Kind, "%v", r)
+	assert.Regexp(t, `^lost 2 messages of replica \w+ \(got number 4, expected 2\)$`, r.Value) // x://during's, and the number skipped for its loss
+	assert.Empty(t, inb)
+	assert.EqualValues(t, 1, b.Stats().Received)
+	assert.EqualValues(t, 1, b.Stats().Resyncs)
+	waitLog(t, &logsA, "broker reachable again")
+	assert.Contains(t, logsA.String(), "lost=1")
 }
