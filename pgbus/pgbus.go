@@ -50,16 +50,42 @@
 // # Delivery
 //
 // At most once, which is what MCP's update notifications need (see
-// subscribe.Bus). Publish never waits for the database: changes are
-// queued (Options.QueueSize) and sent by a goroutine of the Bus. While
-// the database is unreachable, Publish still returns at once, the
-// replica's own subscribers are still notified (by the registry), and
-// the changes for the other replicas are dropped; the sending connection
-// is opened again at the next change, at most every few seconds, and the
-// listening one as soon as the database answers; a notification sent
-// while the listener was away is missed (Postgres keeps none for a
-// session that is not listening). Each outage is logged once when it
-// begins and once when it ends, never per change.
+// subscribe.Bus), and never silently stale: when this replica may have
+// missed changes, its listener is delivered a subscribe.Resync, and the
+// registry has every session read again what it watches. Publish never
+// waits for the database: changes are queued (Options.QueueSize) and
+// sent by a goroutine of the Bus.
+//
+// A change is lost to the other replicas when this replica's queue is
+// full or its send fails. Their listeners see the gap in its numbers and
+// resync: at its next message, or as soon as its own listener is back
+// after an outage during which its sends failed (it then sends an empty
+// message to show the gap, for the replicas that saw no outage).
+//
+// When Postgres stops, restarts, or the network to it is cut:
+//
+//   - The listening connection fails at once (Postgres ends its sessions
+//     as it stops), and the Bus logs the outage then, at Warn: "cannot
+//     listen", and "broker unreachable" for the changes the others may
+//     miss.
+//   - Publish still returns at once, and the replica's own subscribers
+//     are still notified (by the registry); the changes for the other
+//     replicas are dropped and counted (Stats.Dropped).
+//   - The listener tries to LISTEN again, at most a second apart. Once it
+//     does, it delivers one Resync, since a notification sent while it
+//     was away is lost for good (Postgres keeps none for a session that
+//     is not listening), and the end of the outage is logged at Info with
+//     the count of changes lost.
+//   - The sending connection is not trusted after the outage: it is pinged
+//     before its next use if the listener saw an outage or if it went
+//     unused for a second, and replaced if the ping fails; a send refused
+//     because the server had ended the session is made again, once, on a
+//     new connection. The first change after Postgres is back is not lost
+//     to a connection that died with the old server.
+//
+// Each outage is logged once when it begins and once when it ends, never
+// per change. A Bus that has no listener notices an outage only when it
+// next sends.
 package pgbus
 
 import (
@@ -548,13 +574,15 @@ var (
 
 // Listen opens the listening connection, LISTENs on the channel, and
 // calls deliver with each change the other replicas (or other
-// publishers) notify, in order, one call at a time, from a goroutine of
-// its own, until stop; stop waits for that goroutine. When Listen
-// returns, the channel is listened to, unless the database could not be
-// reached: the Bus then logs so and keeps trying. Payloads this Bus sent
-// are skipped; malformed ones are logged (the first, then every
-// thousandth) and skipped. Listen returns an error if the Bus already has
-// a listener or is closed.
+// publishers) notify, in order, and with a subscribe.Resync when this
+// replica may have missed some (see Delivery in the package
+// documentation), one call at a time, from a goroutine of its own, until
+// stop; stop waits for that goroutine. When Listen returns, the channel
+// is listened to, unless the database could not be reached: the Bus then
+// logs so and keeps trying, and delivers a Resync once it listens.
+// Payloads this Bus sent are skipped; malformed ones are logged (the
+// first, then every thousandth) and skipped. Listen returns an error if
+// the Bus already has a listener or is closed.
 func (b *Bus) Listen(deliver func(subscribe.Change)) (stop func(), err error) {
 	b.mu.Lock()
 	switch {
