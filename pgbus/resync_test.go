@@ -51,6 +51,16 @@ func textLogger(l *logBuffer) *pgbus.Options {
 	return &pgbus.Options{Logger: slog.New(slog.NewTextHandler(l, nil))}
 }
 
+// sentOne waits until each bus has had the answer to its one change
+// sent: a listener may get a change before its sender has had the
+// server's answer, which an outage that begins then would lose.
+func sentOne(t *testing.T, buses ...*pgbus.Bus) {
+	t.Helper()
+	for _, b := range buses {
+		require.Eventually(t, func() bool { return b.Stats().Sent == 1 }, waitTimeout, time.Millisecond)
+	}
+}
+
 // waitLog waits for logs to hold s.
 func waitLog(t *testing.T, logs *logBuffer, s string) {
 	t.Helper()
@@ -79,6 +89,7 @@ func TestPostgresRestart(t *testing.T) {
 	c.Publish(subscribe.Change{Kind: subscribe.Updated, Value: "x://c/before"})
 	require.Equal(t, "x://c/before", ina.next(t).Value)
 	require.Equal(t, "x://c/before", inb.next(t).Value)
+	sentOne(t, a, b, c)
 
 	pgctl(t, "stop")
 	// The outage is logged as it begins, not at the next change.
@@ -312,6 +323,7 @@ func TestPostgresPartition(t *testing.T) {
 	ina, inb := listen(t, a), listen(t, b)
 	a.Publish(subscribe.Change{Kind: subscribe.Updated, Value: "x://before"})
 	require.Equal(t, "x://before", inb.next(t).Value)
+	sentOne(t, a)
 
 	p.setCut(true)
 	waitLog(t, &logsA, "broker unreachable")
