@@ -28,8 +28,10 @@
 // its messages from 1, one more for each message whether it was sent or
 // not, and one more again when changes were dropped before they could be
 // put in one: a listener that sees a number skipped knows it lost some.
-// Anything else that can run SQL may publish, a trigger say, leaving
-// "from" (and "seq", "sent") out so that every replica delivers it:
+// A Bus from before numbered messages refuses "seq", and skips such
+// messages as malformed: upgrade every replica together. Anything else
+// that can run SQL may publish, a trigger say, leaving "from" (and
+// "seq", "sent") out so that every replica delivers it:
 //
 //	SELECT pg_notify('mcpres_changes', '{"changes":[{"uri":"db://users/42"}]}');
 //
