@@ -36,6 +36,9 @@ import (
 var binPath string
 
 func TestMain(m *testing.M) {
+	if port := os.Getenv(natsPortEnv); port != "" {
+		os.Exit(runNATS(port)) // a NATS server process for outage_test.go
+	}
 	// Filling a database takes seconds under the race detector: the one
 	// the tests copy is filled once, from the start, while the binary
 	// builds and the tests that need no copy run.
