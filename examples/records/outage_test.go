@@ -159,9 +159,9 @@ func pgctl(t *testing.T, ctl, cmd string) {
 // A rowChange is a change the test made to a row.
 type rowChange struct {
 	uri   string
-	via   string    // "replica 1" or "psql"
+	via   string    // "replica 1", "psql" or "SQL"
 	at    time.Time // when it was begun
-	phase string    // before, outage, after, final or marker
+	phase string    // before, outage, return, after, final or marker
 }
 
 // An outageRun is one run of an outage test: three replicas on one
@@ -182,8 +182,8 @@ type outageRun struct {
 
 // startOutageRun starts three replicas on schema with -bus bus, connects
 // to each a writer and a subscriber of each era watching the rows the
-// test changes, and to two of them a session watching bigWatch rows, and
-// checks that a change reaches every subscriber.
+// test changes, and a session of another era on each watching bigWatch
+// rows, and checks that a change reaches every subscriber.
 func startOutageRun(t *testing.T, dsn, schema, bus string) *outageRun {
 	keys, write := keysFile(t)
 	write(newKey())
@@ -208,7 +208,8 @@ func startOutageRun(t *testing.T, dsn, schema, bus string) *outageRun {
 		listenRaw(t, url, w)
 		o.subs = append(o.subs, w)
 	}
-	// One session of each era watching 1,000 rows on each replica.
+	// A session watching 1,000 rows on each replica, of a different era
+	// on each.
 	big := append(rowRange(quietRows, bigWatch-1), rowURIs(markerRow)...)
 	for i, version := range mcptest.Versions {
 		w := newWatcher(fmt.Sprintf("replica %d, %s watching 1,000 URIs", i, version), big)
