@@ -64,10 +64,51 @@ func (r *Registry) receive(c subscribe.Change) {
 // bus said this replica may have missed changes (why): one
 // notifications/resources/updated per watched URI, coalesced with the
 // others as usual, and list_changed to the sessions that take it, in
-// every protocol era. It is counted (ResyncStats, the Observer's
-// EventResync) and logged at Warn once per episode: resyncs less than a
-// second apart are one, and the next line counts those not logged.
+// every protocol era. After an outage a bus often says so several times
+// within a moment (for its own connection, then for each other replica
+// whose messages it finds a gap in), so resyncs are themselves
+// coalesced: the first at once, and any number more within resyncEvery
+// of it as one more when that interval ends, which covers whatever they
+// reported. Each resync made is counted (ResyncStats, the Observer's
+// EventResync) and logged at Warn once per episode: resyncs less than
+// burst.DefaultQuiet (10 s) apart are one, and the next line counts those
+// not logged.
 func (r *Registry) resync(why string) {
+	r.resyncMu.Lock()
+	if r.resyncTimer != nil { // one is due at the interval's end; it covers this one
+		r.resyncWhy = why
+		r.resyncMu.Unlock()
+		return
+	}
+	if wait := resyncEvery - time.Since(r.resyncAt); !r.resyncAt.IsZero() && wait > 0 {
+		r.resyncWhy = why
+		r.resyncTimer = time.AfterFunc(wait, r.trailingResync)
+		r.resyncMu.Unlock()
+		return
+	}
+	r.resyncAt = time.Now()
+	r.resyncMu.Unlock()
+	r.resyncNow(why)
+}
+
+// resyncEvery is the shortest time between two resyncs (see resync).
+const resyncEvery = time.Second
+
+// trailingResync makes the resync that resync put off.
+func (r *Registry) trailingResync() {
+	r.resyncMu.Lock()
+	why := r.resyncWhy
+	r.resyncTimer, r.resyncAt = nil, time.Now()
+	r.resyncMu.Unlock()
+	r.resyncNow(why)
+}
+
+// resyncNow tells every session to read again what it watches, and
+// counts and logs it.
+func (r *Registry) resyncNow(why string) {
+	if r.closed.Load() {
+		return
+	}
 	_, _, uris := r.delivery.Stats()
 	r.delivery.ChangedPrefix("")
 	r.delivery.ListChanged()

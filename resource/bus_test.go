@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mcpres/mcpres/internal/burst"
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/mcpres/mcpres/subscribe"
@@ -293,11 +294,30 @@ func TestBusResyncTellsEveryWatcher(t *testing.T) {
 		}
 		obs.mu.Unlock()
 		assert.Equal(t, []resource.Event{{Kind: resource.EventResync, Count: 2, Reason: "a test's gap"}}, seen)
-		// Resyncs within a second of each other are one episode in the log.
-		bus.resync("again")
-		time.Sleep(time.Second)
-		bus.resync("a new episode")
+		// More resyncs within a second of the last (a bus that finds a
+		// gap in each other replica's messages after its own outage) cost
+		// one more notification per URI, when the second ends, not one
+		// each; and they are one episode in the log.
+		bus.resync("gap in replica b")
+		bus.resync("gap in replica c")
 		settle()
+		for i, w := range watchers {
+			assert.Empty(t, w.taken(), "watcher %s: put off", eras[i])
+		}
+		time.Sleep(time.Second)
+		settle()
+		for i, w := range watchers {
+			assert.Equal(t, []string{"db://users/7", "log://prod/api"}, w.taken(), "watcher %s: the trailing resync", eras[i])
+		}
+		resyncs, _ = r.reg.ResyncStats()
+		assert.EqualValues(t, 2, resyncs)
+		assert.Equal(t, 1, strings.Count(logs.String(), "may have missed changes"), logs.String())
+		// After a quiet spell, a resync is made at once, and logged as a
+		// new episode.
+		time.Sleep(burst.DefaultQuiet)
+		bus.resync("a new outage")
+		settle()
+		assert.Len(t, watchers[0].taken(), 2)
 		assert.Equal(t, 2, strings.Count(logs.String(), "may have missed changes"), logs.String())
 		assert.Contains(t, logs.String(), "more_resyncs_in_previous_episode=1")
 	})

@@ -123,6 +123,10 @@ type Registry struct {
 	resyncs          atomic.Uint64 // subscribe.Resync received
 	resyncedURIs     atomic.Uint64 // URIs notified for them
 	resyncLog        burst.Counter // resyncs, logged once an episode
+	resyncMu         sync.Mutex
+	resyncAt         time.Time     // of the last resync made; zero before the first
+	resyncTimer      *time.Timer   // a resync put off to the end of resyncEvery; nil if none
+	resyncWhy        string        // the reason of the latest resync put off
 	listed           listedReports // what providers listed that lists leave out, reported
 	unknownTemplates reportedOnce  // templates other replicas reported and this one lacks
 	stopListening    func()        // stops taking the bus's changes; nil without a bus
@@ -143,7 +147,7 @@ func NewRegistry(opts *Options) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resource: NewRegistry: %w", err)
 	}
-	r := &Registry{opts: o, providers: make(map[string]ListFunc), cursors: o.Cursors, resyncLog: burst.Counter{Quiet: time.Second}}
+	r := &Registry{opts: o, providers: make(map[string]ListFunc), cursors: o.Cursors}
 	r.delivery, err = delivery.New(r.deliveryOptions())
 	if err != nil {
 		return nil, fmt.Errorf("resource: NewRegistry: Options.Subscriptions: %w", err)
@@ -185,6 +189,11 @@ func (r *Registry) Close() error {
 		r.stopListening()
 	}
 	r.delivery.Close()
+	r.resyncMu.Lock()
+	if r.resyncTimer != nil {
+		r.resyncTimer.Stop()
+	}
+	r.resyncMu.Unlock()
 	registries.Range(func(s, mounted any) bool {
 		if mounted == r {
 			registries.Delete(s)

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
 )
@@ -140,12 +141,15 @@ func openSQLite(path string) (*store, error) {
 }
 
 // openPostgres connects to the Postgres database dsn names.
+// maxConns caps the connections a replica holds to Postgres.
+const maxConns = 8
+
 func openPostgres(dsn string) (*store, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(8)
+	db.SetMaxOpenConns(maxConns)
 	return &store{db: db, dialect: "pgx"}, nil
 }
 
@@ -473,7 +477,23 @@ func schemaJSON(t *table) string {
 
 // update sets one editable text column of a row, and its updated_at, and
 // returns the new updated_at; resource.ErrNotFound if there is no such row.
+// A write that fails because Postgres ended its connection (a restart:
+// the pool still held connections to the old server) is made again, as
+// nothing of it was done, until a connection of the new server takes it:
+// at most once per connection the pool may hold.
 func (s *store) update(ctx context.Context, t *table, id int64, col, value string) (string, error) {
+	for range maxConns {
+		at, err := s.updateOnce(ctx, t, id, col, value)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "57P01" { // admin_shutdown: the server this connection knew is gone
+			return at, err
+		}
+	}
+	return s.updateOnce(ctx, t, id, col, value)
+}
+
+// updateOnce is update, once.
+func (s *store) updateOnce(ctx context.Context, t *table, id int64, col, value string) (string, error) {
 	c, ok := t.column(col)
 	if !ok || !c.Editable {
 		return "", fmt.Errorf("column %q of %s cannot be updated", col, t.Name)
