@@ -29,6 +29,26 @@ func (s Severity) String() string {
 	return fmt.Sprintf("Severity(%d)", int(s))
 }
 
+// MarshalText returns the severity's name, as String does.
+func (s Severity) MarshalText() ([]byte, error) {
+	if s < Should || s > Must {
+		return nil, fmt.Errorf("audit: no severity %d", int(s))
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText sets s to the severity named by text ("must" or
+// "should", in any case).
+func (s *Severity) UnmarshalText(text []byte) error {
+	for _, v := range []Severity{Must, Should} {
+		if strings.EqualFold(string(text), v.String()) {
+			*s = v
+			return nil
+		}
+	}
+	return fmt.Errorf("audit: no severity %q (want must or should)", text)
+}
+
 // A Rule is one thing the audit checks.
 type Rule struct {
 	// ID names the rule, as "area.what" (such as "list.no-repeats"):
@@ -66,15 +86,13 @@ type Report struct {
 }
 
 // Failed reports whether r holds a violation of a Must rule that is not
-// waived.
-func (r *Report) Failed() bool {
-	for _, f := range r.Findings {
-		if f.Rule.Severity == Must && f.Waived == "" {
-			return true
-		}
-	}
-	return false
-}
+// waived: FailedAt(Must).
+func (r *Report) Failed() bool { return r.FailedAt(Must) }
+
+// FailedAt reports whether r holds a finding that is not waived, of
+// severity sev or higher: FailedAt(Should) fails on SHOULD violations as
+// well as MUST ones.
+func (r *Report) FailedAt(sev Severity) bool { return len(r.Violations(sev)) > 0 }
 
 // Violations returns the findings that are not waived, of severity sev or
 // higher.

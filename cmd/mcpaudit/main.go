@@ -7,12 +7,20 @@
 //	mcpaudit [flags] -- command [args...]   # a server over stdio
 //	mcpaudit [flags] -url URL               # a server over streamable HTTP
 //
-// It exits 0 when the server breaks no MUST rule (SHOULD violations are
-// printed but do not fail), 1 when it breaks one, and 2 when it cannot
-// audit (bad flags, a server that does not start or answer).
+// Exit status:
+//
+//	0  the server breaks no rule at or above the -fail-on level (not waived)
+//	1  it breaks one: a finding at or above -fail-on that is not waived
+//	2  the audit could not be made: bad flags, a server that does not start
+//	   or answer, a session that fails, the -timeout reached
+//
+// By default (-fail-on must) only MUST violations fail the run; SHOULD
+// violations are printed and exit 0. With -fail-on should they fail it
+// too. Waived findings never fail it.
 //
 // Flags:
 //
+//	-fail-on LEVEL    exit 1 on a finding of LEVEL or above: must (default) or should
 //	-url URL          audit the streamable HTTP server at URL instead of a command
 //	-header 'K: V'    send this HTTP header with every request (repeatable; such as an Authorization)
 //	-protocol V       ask for protocol version V (default: the newest both sides speak)
@@ -53,6 +61,7 @@ type config struct {
 	waive    map[string]string
 	timeout  time.Duration
 	rules    bool
+	failOn   audit.Severity
 	command  []string
 }
 
@@ -83,7 +92,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mcpaudit:", err)
 		return 2
 	}
-	if report.Failed() {
+	if report.FailedAt(cfg.failOn) {
 		return 1
 	}
 	return 0
@@ -91,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // parseFlags parses args into a config, refusing what it cannot use.
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
-	cfg := &config{headers: http.Header{}, waive: map[string]string{}}
+	cfg := &config{headers: http.Header{}, waive: map[string]string{}, failOn: audit.Must}
 	fs := flag.NewFlagSet("mcpaudit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -120,6 +129,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		cfg.waive[id] = reason
 		return nil
 	})
+	fs.TextVar(&cfg.failOn, "fail-on", audit.Must, "exit 1 on a finding of `level` or above: must or should")
 	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "give up after `duration`")
 	fs.BoolVar(&cfg.rules, "rules", false, "print every rule and exit")
 	if err := fs.Parse(args); err != nil {

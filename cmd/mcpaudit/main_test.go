@@ -36,6 +36,7 @@ func TestBadFlags(t *testing.T) {
 		{"-waive", "no.such-rule=because", "--", "server"},
 		{"-reads", "-1", "--", "server"},
 		{"-header", "X: y", "--", "server"},
+		{"-fail-on", "may", "--", "server"},
 		{"-no-such-flag"},
 	} {
 		code, _, stderr := mcpaudit(args...)
@@ -142,5 +143,28 @@ func TestEachRuleOverStdio(t *testing.T) {
 				assert.Equal(t, 1, code, out)
 			}
 		})
+	}
+}
+
+// A SHOULD violation fails the run only with -fail-on should; a waived one
+// never does.
+func TestFailOn(t *testing.T) {
+	t.Parallel()
+	bin := mcptest.Build(t, "../../audit/testdata/broken")
+	const rule = "cursor.invalid" // a SHOULD rule
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{nil, 0},
+		{[]string{"-fail-on", "must"}, 0},
+		{[]string{"-fail-on", "should"}, 1},
+		{[]string{"-fail-on", "SHOULD"}, 1},
+		{[]string{"-fail-on", "should", "-waive", rule + "=known"}, 0},
+	} {
+		args := append(c.args, "--", bin, "-break", rule)
+		code, out, _ := mcpaudit(args...)
+		assert.Equal(t, c.code, code, "mcpaudit %q:\n%s", args, out)
+		assert.Contains(t, out, "SHOULD "+rule+" ", "mcpaudit %q", args)
 	}
 }
