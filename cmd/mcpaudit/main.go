@@ -15,12 +15,15 @@
 //	   or answer, a session that fails, the -timeout reached
 //
 // By default (-fail-on must) only MUST violations fail the run; SHOULD
-// violations are printed and exit 0. With -fail-on should they fail it
-// too. Waived findings never fail it.
+// and ADVICE findings are printed and exit 0. With -fail-on should SHOULD
+// violations fail it too, and with -fail-on advice every finding does.
+// Waived findings never fail it. Each rule takes its severity from the
+// words of the specification it is judged by, at the version negotiated:
+// MUST, SHOULD, or ADVICE where they require nothing (-rules lists them).
 //
 // Flags:
 //
-//	-fail-on LEVEL    exit 1 on a finding of LEVEL or above: must (default) or should
+//	-fail-on LEVEL    exit 1 on a finding of LEVEL or above: must (default), should or advice
 //	-url URL          audit the streamable HTTP server at URL instead of a command
 //	-header 'K: V'    send this HTTP header with every request (repeatable; such as an Authorization)
 //	-protocol V       ask for protocol version V (default: the newest both sides speak)
@@ -78,7 +81,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if cfg.rules {
 		for _, r := range audit.Rules() {
-			fmt.Fprintf(stdout, "%-6s %s\n    %s\n", r.Severity, r.ID, r.Spec)
+			fmt.Fprintf(stdout, "%s: %s\n", r.ID, r.Check)
+			for _, cl := range r.Clauses {
+				fmt.Fprintf(stdout, "    %-6s %s\n", cl.Severity, cl)
+			}
 		}
 		return 0
 	}
@@ -123,13 +129,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if !ok || id == "" || reason == "" {
 			return fmt.Errorf("want ID=reason, got %q", s)
 		}
-		if !slices.ContainsFunc(audit.Rules(), func(r audit.Rule) bool { return r.ID == id }) {
+		if _, old := audit.Withdrawn()[id]; !old && !slices.ContainsFunc(audit.Rules(), func(r audit.Rule) bool { return r.ID == id }) {
 			return fmt.Errorf("no rule is %q (mcpaudit -rules lists them)", id)
 		}
 		cfg.waive[id] = reason
 		return nil
 	})
-	fs.TextVar(&cfg.failOn, "fail-on", audit.Must, "exit 1 on a finding of `level` or above: must or should")
+	fs.TextVar(&cfg.failOn, "fail-on", audit.Must, "exit 1 on a finding of `level` or above: must, should or advice")
 	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "give up after `duration`")
 	fs.BoolVar(&cfg.rules, "rules", false, "print every rule and exit")
 	if err := fs.Parse(args); err != nil {
