@@ -66,10 +66,10 @@ func Base() *mcp.Server {
 }
 
 // Breakers break one rule each, on a Base server. The rules of
-// notifications need a change as well: subscribe.delivers and
-// subscribe.unsubscribed-silent are broken by how the test changes a
-// resource, and list.changed breaks only when the test changes the list
-// (AddResource, which go-sdk tells, but for this breaker).
+// notifications break only when the test makes a change (with
+// Server.ResourceUpdated, Server.AddResource, or the tools of
+// testdata/broken); subscribe.unsubscribed-silent only before 2026-07-28,
+// where unsubscribing is a request the server can ignore.
 var Breakers = map[string]func(s *mcp.Server){
 	"list.ends": func(s *mcp.Server) {
 		listPages(s, map[string]*mcp.ListResourcesResult{
@@ -192,14 +192,12 @@ var Breakers = map[string]func(s *mcp.Server){
 			return nil, &jsonrpc.Error{Code: -32029, Message: "rate limited", Data: json.RawMessage(`{"uri": "x"}`)}
 		})
 	},
-	"list.changed": func(s *mcp.Server) { // the list changes, untold
-		s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				if method == protocol.NotificationListChanged {
-					return nil, nil
-				}
-				return next(ctx, method, req)
-			}
+	"list.changed":       func(s *mcp.Server) { drop(s, protocol.NotificationListChanged) }, // the list changes, untold
+	"subscribe.delivers": func(s *mcp.Server) { drop(s, protocol.NotificationResourceUpdated) },
+	"subscribe.unsubscribed-silent": func(s *mcp.Server) { // before 2026-07-28: unsubscribing keeps the subscription
+		Forge(s, protocol.MethodUnsubscribe, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+			req.GetParams().(*mcp.UnsubscribeParams).URI = "test://never-subscribed"
+			return next(ctx, protocol.MethodUnsubscribe, req)
 		})
 	},
 	"template.syntax": func(s *mcp.Server) { templatesAs(s, &mcp.ResourceTemplate{URITemplate: "test://t/{id", Name: "t"}) },
@@ -304,6 +302,18 @@ func notFoundAs(s *mcp.Server, answer func(version string) (mcp.Result, error)) 
 			return next(ctx, protocol.MethodRead, req)
 		}
 		return answer(req.GetSession().(*mcp.ServerSession).InitializeParams().ProtocolVersion)
+	})
+}
+
+// drop makes s send no notification of method.
+func drop(s *mcp.Server, method string) {
+	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, m string, req mcp.Request) (mcp.Result, error) {
+			if m == method {
+				return nil, nil
+			}
+			return next(ctx, m, req)
+		}
 	})
 }
 
