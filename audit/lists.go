@@ -41,10 +41,10 @@ var (
 		`two walks of a server that did not change meanwhile list the same URIs in the same order: a cursor is a position, and a stable one means the same thing twice (the finding says "unless the resources changed between the walks": the audit cannot tell)`,
 		stableCursors)
 	ruleCursorInvalid = newRule("cursor.invalid",
-		`sends each list a cursor no server could have issued (garbage; the server's own cursor tampered with or cut short, where it is not a number), and the made-up cursors of cursor.forgeable; each must be refused with -32602. A made-up cursor answered with the first page again (the cursor ignored), or refused with another code, breaks this rule; one finding per list`,
+		`sends each list a cursor no server could have issued (garbage; the server's own cursor tampered with or cut short, where it is not a number): each must be refused with -32602. A list that answers one with a page takes any cursor, and the made-up cursors of cursor.forgeable it takes are reported here with it; one refused with another code than -32602 too. One finding per list`,
 		clause(everyVersion, Should, secPaginationErrors, "Invalid cursors SHOULD result in an error with code -32602 (Invalid params)."))
 	ruleCursorForgeable = newRule("cursor.forgeable",
-		`sends each list cursors made up from what a client can see: the neighbouring numbers of a cursor that is a number (plain, or in base64, or in base64 JSON such as {"page": 3}), a plain offset "3" and its base64, and the first cursor of the other list. One answered with a page that is not the first is a position anyone can write, not an opaque token: the server cannot tell a cursor it issued from one a client made up. One finding per list`,
+		`sends each list cursors made up from what a client can see: the neighbouring numbers of a cursor that is a number (plain, or in base64, or in base64 JSON such as {"page": 3}), a plain offset "3" and its base64, and the first cursor of the other list. One answered with a page, by a list that refuses garbage, is a position anyone can write, not an opaque token: the server cannot tell a cursor it issued from one a client made up. One finding per list`,
 		clause(everyVersion, Advice, secPaginationModel, "The cursor is an opaque string token, representing a position in the result set"))
 	ruleCursorOpaque = newRule("cursor.opaque",
 		`no cursor spells out (as it is, percent-decoded, or decoded from base64) a URI or name listed next to it: such a cursor is not opaque, and invites clients to depend on it`,
@@ -334,10 +334,12 @@ func checkCursors[T any](c *checker, l listing[T], w walk[T], other []string) er
 		switch {
 		case err == nil && !f.guess:
 			invalid = append(invalid, fmt.Sprintf("%s (%q) was answered with a page, not error -32602", f.what, f.cursor))
-		case err == nil && !slices.Equal(keys(l, items), w.first):
-			forged = append(forged, fmt.Sprintf("%s (%q) was answered with a page", f.what, f.cursor))
+		case err == nil && slices.Equal(keys(l, items), w.first):
+			// The cursor ignored, or a position before the first item:
+			// which, only how the server answers garbage tells.
+			forged = append(forged, fmt.Sprintf("%s (%q) was answered with the first page", f.what, f.cursor))
 		case err == nil:
-			invalid = append(invalid, fmt.Sprintf("%s (%q) was answered with the first page, as if no cursor had been sent", f.what, f.cursor))
+			forged = append(forged, fmt.Sprintf("%s (%q) was answered with a page", f.what, f.cursor))
 		case !isRPC && c.sessionFailed(err):
 			return err
 		case !isRPC:

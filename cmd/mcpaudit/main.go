@@ -138,12 +138,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 				for _, w := range r.Warnings {
 					fmt.Fprintln(stderr, "mcpaudit: warning:", w)
 				}
-			}
-			if r.err != nil {
-				fmt.Fprintf(stderr, "mcpaudit: %s: %v\n", r.name(), r.err)
-				if tail := r.serverTail; tail != "" {
-					fmt.Fprintf(stderr, "mcpaudit: the end of the server's stderr:\n%s\n", tail)
+				if r.err != nil {
+					fmt.Fprintf(stderr, "mcpaudit: %s: %v\n", r.name(), r.err)
 				}
+			}
+			if tail := r.serverTail; tail != "" {
+				fmt.Fprintf(stderr, "mcpaudit: %s: the end of the server's stderr:\n%s\n", r.name(), tail)
 			}
 		}
 	}

@@ -66,9 +66,11 @@ func TestBadFlags(t *testing.T) {
 // A server that cannot be started is not audited: exit 2.
 func TestNoServer(t *testing.T) {
 	t.Parallel()
-	code, _, stderr := mcpaudit("--", "/nonexistent/mcp-server")
+	code, out, _ := mcpaudit("--", "/nonexistent/mcp-server")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "connecting")
+	assert.Contains(t, out, "error: the audit could not be made: connecting")
+	_, _, stderr := mcpaudit("-format", "json", "--", "/nonexistent/mcp-server")
+	assert.Contains(t, stderr, "connecting", "and on stderr, with -format json")
 }
 
 // The examples' quickstart server passes, over stdio and HTTP.
@@ -201,7 +203,7 @@ func TestChangeFlags(t *testing.T) {
 					assert.Contains(t, out, "skipped: "+c.skipped)
 				}
 				if c.code == 2 {
-					assert.Contains(t, stderr, "no-such-tool")
+					assert.Contains(t, out, "no-such-tool")
 				}
 			})
 		}
