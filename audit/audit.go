@@ -4,16 +4,24 @@
 // forged one is refused, that every listed URI is a valid URI, that each
 // read returns what its MIME type says, that an unknown resource is
 // answered as the negotiated protocol version requires, that templates are
-// valid RFC 6570 and their completions honest, that subscriptions refuse
-// what does not exist and deliver what changed.
+// valid RFC 6570 and their completions honest, that subscribed changes
+// and list changes are told, and that no error code is one the version
+// reserves.
+//
+// Every rule quotes the words of the specification it is judged by, per
+// version (Rule.Clauses), and takes its severity from them: MUST where
+// they say MUST (or the schema requires or bounds the field), SHOULD
+// where they say SHOULD, ADVICE where they describe the protocol without
+// requiring anything. A session is judged by the words of the version it
+// negotiated (Report.JudgedBy).
 //
 // Run audits a server through a connected client session: a server in the
 // same process (mcptest.Connect), a binary over stdio, or a URL over
 // streamable HTTP. It works with a server written in any language. The
-// Report lists every rule broken, with the URI, the rule (and the words of
-// the specification it comes from) and what was seen; a rule may be
-// waived with a reason. mcptest.Audit runs it in a test and fails the test
-// on every violation; the mcpaudit command runs it from a shell.
+// Report lists every rule broken, with the URI, the rule, the clause it is
+// judged by and what was seen; a rule may be waived with a reason.
+// mcptest.Audit runs it in a test and fails the test on every MUST and
+// SHOULD violation; the mcpaudit command runs it from a shell.
 package audit
 
 import (
@@ -39,8 +47,8 @@ const (
 )
 
 // Options configures Run. The zero value audits with every default: it
-// reads the first DefaultReads listed resources and checks subscription
-// delivery only if Updates and Change are set.
+// reads the first DefaultReads listed resources, and checks the delivery
+// of notifications only if Updates and Change (or ChangeList) are set.
 type Options struct {
 	// Reads is how many of the listed resources are read, in list order.
 	// Zero means DefaultReads; AllReads reads them all. Negative is an
@@ -48,32 +56,45 @@ type Options struct {
 	Reads int
 	// Waive names rules (by Rule.ID) not to count as violations, each
 	// with the reason: a waived finding is still reported, marked as such.
-	// A name that is no rule's is an error.
+	// A name that is no rule's is an error (but one of Withdrawn, which
+	// waives nothing).
 	Waive map[string]string
-	// Updates, if set, collects the notifications/resources/updated the
-	// audited session receives (set Updates.Handle as the client's
-	// ResourceUpdatedHandler). With Change, it lets Run check that a
-	// subscribed change arrives and an unsubscribed one does not.
+	// Updates, if set, collects the notifications/resources/updated and
+	// notifications/resources/list_changed the audited session receives
+	// (set Updates.Handle as the client's ResourceUpdatedHandler and
+	// Updates.HandleListChanged as its ResourceListChangedHandler). With
+	// Change, it lets Run check that a subscribed change arrives and an
+	// unsubscribed one does not; with ChangeList, that a change to the
+	// list is told.
 	Updates *Updates
 	// Change, if set, makes the server change the resource at uri (by
 	// whatever means the server offers: a write to its database, a file,
-	// an admin call). Run calls it for a listed resource it subscribed
-	// to, again every 200 ms until the update arrives or Wait has passed
-	// (a subscription may take effect a moment after it is answered), and
-	// up to twice after unsubscribing: so it should make a change each time it
-	// is called, and be safe to call again. An error from it ends Run,
-	// which returns it with the report so far.
+	// an admin call, a tool). Run calls it for the resource it subscribed
+	// to (ChangeURI, or the first listed), again every 200 ms until the
+	// update arrives or Wait has passed (a subscription may take effect a
+	// moment after it is answered), and up to twice after unsubscribing:
+	// so it should make a change each time it is called, and be safe to
+	// call again. An error from it ends Run, which returns it with the
+	// report so far.
 	Change func(ctx context.Context, uri string) error
-	// Wait is how long Run waits for a notification after Change, and for
-	// an answer to resources/subscribe. Zero means DefaultWait. Negative
-	// is an error.
+	// ChangeURI is the resource Change changes; empty means the first
+	// listed resource.
+	ChangeURI string
+	// ChangeList, if set, makes the server change its list of resources
+	// (add one, or remove one). Run calls it last, if the server
+	// advertises listChanged, again every 200 ms until a
+	// notifications/resources/list_changed arrives or Wait has passed. An
+	// error from it ends Run, which returns it with the report so far.
+	ChangeList func(ctx context.Context) error
+	// Wait is how long Run waits for a notification after Change or
+	// ChangeList, and for an answer to resources/subscribe. Zero means
+	// DefaultWait. Negative is an error.
 	Wait time.Duration
-	// Subscribe, if set, subscribes to uri by other means than the
-	// session, and returns nil if the server accepted, its error if it
-	// refused. Run uses it to check that a subscription to nothing is
-	// refused at 2026-07-28 and later, where go-sdk's client does not
-	// report a refusal; without it, that check is skipped there. For a
-	// server over streamable HTTP, SubscribeHTTP does it.
+	// Subscribe is no longer used: it served the check that a
+	// subscription to nothing is refused, which no version of the
+	// specification asks for (see Withdrawn).
+	//
+	// Deprecated: Run ignores it.
 	Subscribe func(ctx context.Context, uri string) error
 }
 
@@ -81,9 +102,8 @@ type Options struct {
 // cs negotiated, and returns the report. It returns an error, and no
 // report, for options it refuses; and an error with the report so far if
 // the session fails (it cannot talk to the server at all), ctx ends, or
-// Options.Change fails.
-// Everything the server answers wrongly is a Finding in the report, not an
-// error.
+// Options.Change or Options.ChangeList fails. Everything the server
+// answers wrongly is a Finding in the report, not an error.
 func Run(ctx context.Context, cs *mcp.ClientSession, opts *Options) (*Report, error) {
 	var o Options
 	if opts != nil {
@@ -97,9 +117,17 @@ func Run(ctx context.Context, cs *mcp.ClientSession, opts *Options) (*Report, er
 		cs:   cs,
 		opts: o,
 		report: &Report{
-			Protocol: cs.InitializeResult().ProtocolVersion,
-			Server:   serverName(cs),
+			Protocol:  cs.InitializeResult().ProtocolVersion,
+			Server:    serverName(cs),
+			Unchecked: map[string]string{},
+			Findings:  []Finding{},
 		},
+	}
+	c.report.JudgedBy = judgedBy(c.report.Protocol)
+	for _, r := range rules {
+		if r.Severity(c.report.JudgedBy) == 0 {
+			c.report.Unchecked[r.ID] = "not a rule of protocol " + c.report.JudgedBy
+		}
 	}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {
@@ -123,7 +151,7 @@ func (o *Options) check() error {
 		errs = append(errs, fmt.Errorf("audit: negative Wait %v", o.Wait))
 	}
 	for id, reason := range o.Waive {
-		if _, ok := rulesByID[id]; !ok {
+		if _, ok := rulesByID[id]; !ok && withdrawn[id] == "" {
 			errs = append(errs, fmt.Errorf("audit: Waive names no rule: %q", id))
 		} else if reason == "" {
 			errs = append(errs, fmt.Errorf("audit: Waive %q gives no reason", id))

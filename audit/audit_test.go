@@ -3,22 +3,21 @@ package audit_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/mcpres/mcpres/audit"
 	"github.com/mcpres/mcpres/audit/internal/broken"
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// A registry-backed server breaks no rule, in either era, with the
-// subscription delivery check made.
+// A registry-backed server breaks no rule, not even an ADVICE one, in
+// either era, with the checks of delivery made.
 func TestCleanRegistry(t *testing.T) {
 	t.Parallel()
 	for _, version := range eras {
@@ -45,38 +44,39 @@ func TestCleanRegistry(t *testing.T) {
 			require.NoError(t, err)
 			u := &audit.Updates{}
 			cs := connect(t, server, version, u)
-			r := run(t, cs, &audit.Options{Updates: u, Wait: 3 * time.Second, Change: func(_ context.Context, uri string) error { return reg.Changed(uri) }})
-			assert.Empty(t, ruleIDs(r), "%s", r)
+			n := 0
+			r := run(t, cs, &audit.Options{Updates: u, Wait: 3 * time.Second,
+				Change: func(_ context.Context, uri string) error { return reg.Changed(uri) },
+				ChangeList: func(context.Context) error {
+					n++
+					return reg.Add(&mcp.Resource{URI: fmt.Sprintf("docs://new/%d.txt", n), Name: "new", MIMEType: "text/plain"}, resource.Text("new"))
+				}})
+			assert.Empty(t, r.Findings, "%s", r)
 			assert.Equal(t, 32, r.Resources)
 			assert.Equal(t, 1, r.Templates)
 			assert.Equal(t, 32, r.Reads)
-			if version < "2026-07-28" {
-				assert.Empty(t, r.Skipped, "every check was made")
-			} else {
-				assert.Len(t, r.Skipped, 1, "all but the refusal of a subscription to nothing: %q", r.Skipped)
+			assert.Empty(t, r.Skipped, "every check was made")
+			for id, why := range r.Unchecked {
+				assert.Contains(t, why, "not a rule of protocol", id)
 			}
-			assert.False(t, r.Failed())
+			assert.False(t, r.FailedAt(audit.Advice))
 		})
 	}
 }
 
 // Each rule fires on the server that breaks it alone (package broken's
 // Breakers), in each era where it is checked, and no other rule does that
-// the same server without the breakage keeps; the two rules of
-// subscription delivery fire when a change is not told, and when it is
-// told after unsubscribing.
+// the same server without the breakage keeps: one behaviour, one finding.
+// The two rules of subscription delivery fire when a change is not told,
+// and when it is told after unsubscribing; list.changed when a change to
+// the list is not told.
 func TestRulesFire(t *testing.T) {
 	t.Parallel()
-	// also are the rules a breakage breaks besides its own.
-	also := map[string][]string{
-		"list.uri":      {"read.listed"},            // a listed string that is not a URI cannot be read
-		"notfound.code": {"notfound.malformed-uri"}, // the same wrong code for both
-	}
 	// only names the era a rule is checked in, where it is not both.
 	only := map[string]string{
-		"notfound.code":     "2026-07-28", // before, go-sdk's own -32602 breaks it already
-		"subscribe.missing": "2025-11-25", // at 2026-07-28 go-sdk's client cannot see a refusal
-		"cache.hints":       "2026-07-28", // caching hints are 2026-07-28's
+		"notfound.code":       "2026-07-28", // at 2025-11-25 go-sdk's own -32602 breaks it already
+		"cache.hints":         "2026-07-28", // caching hints are 2026-07-28's
+		"error.reserved-code": "2026-07-28", // the reserved range is 2026-07-28's
 	}
 	told := func(s *mcp.Server, _ *audit.Updates) func(context.Context, string) error {
 		return func(_ context.Context, uri string) error {
@@ -98,6 +98,7 @@ func TestRulesFire(t *testing.T) {
 		breakRule, breaks := broken.Breakers[r.ID]
 		change, changes := changes[r.ID]
 		require.True(t, breaks || changes, "no way to break rule %s", r.ID)
+		listChanges := r.ID == "list.changed"
 		for _, version := range eras {
 			if v, ok := only[r.ID]; ok && v != version {
 				continue
@@ -107,18 +108,27 @@ func TestRulesFire(t *testing.T) {
 				audited := func(broke bool) []string {
 					s := broken.Base()
 					u := &audit.Updates{}
-					var c func(context.Context, string) error // nil: no delivery check, which takes a second
+					opts := &audit.Options{Updates: u, Wait: time.Second}
+					// Without them no delivery is checked, which takes a second.
 					if changes {
-						c = told(s, u)
+						opts.Change = told(s, u)
+					}
+					if listChanges {
+						n := 0
+						opts.ChangeList = func(context.Context) error {
+							n++
+							s.AddResource(&mcp.Resource{URI: fmt.Sprintf("test://new/%d", n), Name: "new", MIMEType: "text/plain"}, nil)
+							return nil
+						}
 					}
 					if broke && breaks {
 						breakRule(s)
 					}
 					if broke && changes {
-						c = change(s, u)
+						opts.Change = change(s, u)
 					}
 					cs := connect(t, s, version, u)
-					return ruleIDs(run(t, cs, &audit.Options{Updates: u, Change: c, Wait: time.Second}))
+					return ruleIDs(run(t, cs, opts))
 				}
 				base, after := audited(false), audited(true)
 				var added []string
@@ -127,9 +137,7 @@ func TestRulesFire(t *testing.T) {
 						added = append(added, id)
 					}
 				}
-				want := append([]string{r.ID}, also[r.ID]...)
-				slices.Sort(want)
-				assert.Equal(t, want, added, "the server without the breakage breaks %v", base)
+				assert.Equal(t, []string{r.ID}, added, "the server without the breakage breaks %v", base)
 			})
 		}
 	}
@@ -165,58 +173,69 @@ func TestBadOptions(t *testing.T) {
 	}
 }
 
-// Every rule has an ID, a severity and the words it comes from.
+// Every rule has an ID, says what it checks, and quotes a clause for
+// each version it is checked at, with a severity; no two clauses of a
+// rule judge the same version and target.
 func TestRules(t *testing.T) {
 	t.Parallel()
 	rules := audit.Rules()
-	assert.GreaterOrEqual(t, len(rules), 25)
+	assert.GreaterOrEqual(t, len(rules), 30)
 	for _, r := range rules {
 		assert.Regexp(t, `^[a-z]+\.[a-z-]+$`, r.ID)
-		assert.Contains(t, []audit.Severity{audit.Must, audit.Should}, r.Severity, r.ID)
-		assert.NotEmpty(t, r.Spec, r.ID)
+		assert.NotEmpty(t, r.Check, r.ID)
+		require.NotEmpty(t, r.Clauses, r.ID)
+		judged := map[string]bool{}
+		for _, cl := range r.Clauses {
+			assert.Contains(t, []audit.Severity{audit.Must, audit.Should, audit.Advice}, cl.Severity, r.ID)
+			assert.NotEmpty(t, cl.Section, r.ID)
+			assert.NotEmpty(t, cl.Text, r.ID)
+			require.NotEmpty(t, cl.Versions, r.ID)
+			for _, v := range cl.Versions {
+				assert.Contains(t, mcptest.Versions, v, r.ID)
+				key := v + " " + cl.Method
+				assert.False(t, judged[key], "%s: two clauses judge %s", r.ID, key)
+				judged[key] = true
+			}
+			// A MUST or SHOULD clause says so; an ADVICE one says neither.
+			switch cl.Severity {
+			case audit.Should:
+				assert.Regexp(t, `\bSHOULD\b`, cl.Text, r.ID)
+			case audit.Advice:
+				assert.NotRegexp(t, `\b(MUST|SHOULD|REQUIRED)\b`, cl.Text, r.ID)
+			}
+		}
+	}
+	for id := range audit.Withdrawn() {
+		assert.False(t, slices.ContainsFunc(rules, func(r audit.Rule) bool { return r.ID == id }), id)
 	}
 }
 
-// Over streamable HTTP at 2026-07-28, Options.Subscribe with
-// SubscribeHTTP checks what go-sdk's client cannot: that a subscription to
-// nothing is refused. The registry refuses it; a plain go-sdk server
-// whose SubscribeHandler accepts everything does not.
-func TestSubscribeHTTP(t *testing.T) {
+// A session is judged by the words of the version it negotiated, or, at
+// a version the audit quotes no words of, by the nearest it does.
+func TestJudgedBy(t *testing.T) {
 	t.Parallel()
-	const version = "2026-07-28"
-	audited := func(t *testing.T, handler http.Handler) *audit.Report {
-		hs := httptest.NewServer(handler)
-		t.Cleanup(hs.Close)
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "auditor"}, nil).Connect(t.Context(),
-			&mcp.StreamableClientTransport{Endpoint: hs.URL}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-		require.NoError(t, err)
-		t.Cleanup(func() { cs.Close() })
-		require.Equal(t, version, cs.InitializeResult().ProtocolVersion)
-		return run(t, cs, &audit.Options{Subscribe: func(ctx context.Context, uri string) error {
-			return audit.SubscribeHTTP(ctx, hs.Client(), hs.URL, version, uri)
-		}})
-	}
-	t.Run("registry", func(t *testing.T) {
-		t.Parallel()
-		reg, err := resource.NewRegistry(&resource.Options{Logger: quiet})
-		require.NoError(t, err)
-		t.Cleanup(func() { reg.Close() })
-		require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://a", Name: "a", MIMEType: "text/plain"}, resource.Text("a")))
-		server, err := reg.NewServer(&mcp.Implementation{Name: "registry"}, &mcp.ServerOptions{Logger: quiet})
-		require.NoError(t, err)
-		r := audited(t, resource.NewHTTPHandler(server, nil))
-		assert.Empty(t, ruleIDs(r), "%s", r)
-		for _, skipped := range r.Skipped {
-			assert.NotContains(t, skipped, "subscription to nothing", "the refusal was checked")
+	for version, want := range map[string]string{
+		"2025-03-26": "2025-06-18",
+		"2025-06-18": "2025-06-18",
+		"2025-11-25": "2025-11-25",
+		"2026-07-28": "2026-07-28",
+	} {
+		r := run(t, connect(t, broken.Base(), version, nil), nil)
+		assert.Equal(t, version, r.Protocol)
+		assert.Equal(t, want, r.JudgedBy, version)
+		for _, f := range r.Findings {
+			assert.Contains(t, f.Clause.Versions, want, "%s at %s", f.Rule.ID, version)
 		}
-	})
-	t.Run("go-sdk", func(t *testing.T) {
-		t.Parallel()
-		s := plainServer()
-		s.AddResource(&mcp.Resource{URI: "docs://a", Name: "a", MIMEType: "text/plain"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "a"}}}, nil
-		})
-		r := audited(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
-		assert.Contains(t, ruleIDs(r), "subscribe.missing", "%s", r)
-	})
+		if version < "2026-07-28" {
+			assert.Contains(t, r.Unchecked["cache.hints"], "not a rule of protocol "+want)
+		}
+	}
+}
+
+// A waiver of a withdrawn rule is accepted, and waives nothing.
+func TestWaiveWithdrawn(t *testing.T) {
+	t.Parallel()
+	cs := connect(t, broken.Base(), "2026-07-28", nil)
+	r := run(t, cs, &audit.Options{Waive: map[string]string{"subscribe.missing": "an old waiver"}})
+	assert.Empty(t, r.Findings)
 }

@@ -21,6 +21,15 @@ type checker struct {
 
 	resources []*mcp.Resource         // every resource listed, in list order
 	templates []*mcp.ResourceTemplate // every template listed
+	badURIs   map[string]bool         // listed URIs that are not URIs (list.uri)
+	errors    []answered              // every error the server answered
+}
+
+// An answered is an error the server answered with.
+type answered struct {
+	code           int64
+	message        string
+	method, target string
 }
 
 // A step is one group of checks. It records what the server does wrong
@@ -34,17 +43,53 @@ var steps = []step{
 	checkReads,
 	checkNotFound,
 	checkTemplates,
+	// Before the subscriptions: when any subscriptions/listen of a
+	// 2026-07-28 session ends (as the check of delivery ends its own),
+	// go-sdk v1.8's server forgets the session's listen for list
+	// changes too.
+	checkListChanged,
 	checkSubscriptions,
+	checkErrorCodes,
 }
 
 // fail records that the server broke rule at target (a URI, a template or
-// a method), having seen what format says.
+// a method), having seen what format says, judged by the rule's clause
+// for the report's version and target. A rule that is not a rule of that
+// version records nothing.
 func (c *checker) fail(rule Rule, target, format string, args ...any) {
-	f := Finding{Rule: rule, Target: target, Seen: fmt.Sprintf(format, args...)}
+	cl, ok := rule.clause(c.report.JudgedBy, target)
+	if !ok {
+		return
+	}
+	f := Finding{Rule: rule, Severity: cl.Severity, Clause: cl, Target: target, Seen: fmt.Sprintf(format, args...)}
 	if reason, ok := c.opts.Waive[rule.ID]; ok {
 		f.Waived = reason
 	}
 	c.report.Findings = append(c.report.Findings, f)
+}
+
+// skip records that a check was not made, and why: the reason in
+// Report.Skipped, and against each rule it would have checked (that is
+// not already unchecked) in Report.Unchecked.
+func (c *checker) skip(reason string, rules ...Rule) {
+	c.report.Skipped = append(c.report.Skipped, reason)
+	for _, r := range rules {
+		if _, ok := c.report.Unchecked[r.ID]; !ok {
+			c.report.Unchecked[r.ID] = reason
+		}
+	}
+}
+
+// answer returns err's JSON-RPC error, if it is one (an answer from the
+// server, not a failure of the session), and notes its code for the
+// check of error codes (checkErrorCodes), as the answer to method about
+// target.
+func (c *checker) answer(err error, method, target string) (*jsonrpc.Error, bool) {
+	e, ok := rpcError(err)
+	if ok {
+		c.errors = append(c.errors, answered{code: e.Code, message: e.Message, method: method, target: target})
+	}
+	return e, ok
 }
 
 // capabilities returns the server's resource capabilities; nil if it
@@ -60,6 +105,9 @@ func (c *checker) capabilities() *mcp.ResourceCapabilities {
 // protocolAtLeast reports whether the negotiated version is v or later
 // (versions are dates, and sort as strings).
 func (c *checker) protocolAtLeast(v string) bool { return c.report.Protocol >= v }
+
+// judgedAt reports whether the report is judged by the words of version v.
+func (c *checker) judgedAt(v string) bool { return c.report.JudgedBy == v }
 
 // rpcError returns err's JSON-RPC error, if it is one (an answer from the
 // server, not a failure of the session).

@@ -42,11 +42,11 @@ func ExampleRun() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, f := range report.Violations(audit.Should) {
-		fmt.Println(f.Rule.Severity, f.Rule.ID, f.Target)
+	for _, f := range report.Findings {
+		fmt.Println(f.Severity, f.Rule.ID, f.Target)
 	}
-	fmt.Println("failed:", report.Failed())
+	fmt.Println("failed:", report.Failed(), "at advice:", report.FailedAt(audit.Advice))
 	// Output:
-	// MUST read.true-type docs://config.json
-	// failed: true
+	// ADVICE read.true-type docs://config.json
+	// failed: false at advice: true
 }

@@ -37,6 +37,7 @@ func connect(t *testing.T, s *mcp.Server, version string, u *audit.Updates) *mcp
 	opts := &mcp.ClientOptions{}
 	if u != nil {
 		opts.ResourceUpdatedHandler = u.Handle
+		opts.ResourceListChangedHandler = u.HandleListChanged
 	}
 	return mcptest.Connect(t, s, version, opts)
 }

@@ -4,35 +4,63 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcpres/mcpres/internal/protocol"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// Sections of the specification the rules of lists quote.
+const (
+	secPaginationGuidelines = "server/utilities/pagination, Implementation Guidelines"
+	secPaginationErrors     = "server/utilities/pagination, Error Handling"
+	secPaginationModel      = "server/utilities/pagination, Pagination Model"
+	secResourcesCaps        = "server/resources, Capabilities"
+	secCustomSchemes        = "server/resources, Common URI Schemes, Custom URI Schemes"
+)
+
+// stableCursors is the clause every version's pagination page has.
+var stableCursors = clause(everyVersion, Should, secPaginationGuidelines, "Servers SHOULD: Provide stable cursors")
+
 // The rules of resources/list and resources/templates/list.
 var (
-	ruleListEnds = newRule("list.ends", Must,
-		`pagination: "An empty or missing nextCursor indicates the end of results"; a walk that fails, or comes back to a cursor it was given, never reaches it`)
-	ruleListNoRepeats = newRule("list.no-repeats", Must,
-		`resources: "Each resource is uniquely identified by a URI"; the pages of a list are one list, so no URI (or URI template) is listed twice`)
-	ruleListStable = newRule("list.stable", Should,
-		`pagination: "Servers SHOULD provide stable cursors"; two walks of an unchanged server list the same URIs in the same order (unless its resources changed meanwhile)`)
-	ruleCursorInvalid = newRule("cursor.invalid", Should,
-		`pagination, error handling: "Invalid cursors SHOULD result in an error with code -32602 (Invalid params)"; a forged, truncated or foreign cursor is invalid`)
-	ruleCursorOpaque = newRule("cursor.opaque", Should,
-		`pagination: "Clients MUST treat cursors as opaque tokens"; a cursor that spells out a listed URI or name invites clients to depend on it, and reveals the position`)
-	ruleListURI = newRule("list.uri", Must,
-		`resources: "Each resource is uniquely identified by a URI"; a URI is absolute and well formed per RFC 3986 (a scheme, no spaces or control characters)`)
-	ruleListURICredentials = newRule("list.uri-credentials", Must,
-		`RFC 3986 §3.2.1: "Use of the format user:password in the userinfo field is deprecated"; a listed URI is shown to users and sent to hosts, and carries no credentials`)
-	ruleListName = newRule("list.name", Must,
-		`resources: a resource and a resource template have a "name" (required in the schema)`)
-	ruleListURITemplate = newRule("list.uri-template", Must,
-		`resource templates: each template has a "uriTemplate" (required in the schema)`)
+	ruleListEnds = newRule("list.ends",
+		`walks each list from its first page; a page answered with an error to a cursor the server gave, or a cursor given again that leads to nothing new, means the walk never reaches a page without a nextCursor. A cursor that fails or goes round is not a stable one; at 2026-07-28 a resources/list that cannot be walked to its end does not respond with the set of resources`,
+		stableCursors,
+		clause(sinceListen, Must, secResourcesCaps, "Servers that declare the resources capability MUST respond to resources/list requests with the set of resources currently available to the requesting client.").forMethod("resources/list"))
+	ruleListNoRepeats = newRule("list.no-repeats",
+		`no URI (or URI template) is listed twice in one walk: "Each resource is uniquely identified by a URI" (server/resources), so one listed again is a cursor that went back, or a page that repeats itself`,
+		stableCursors)
+	ruleListStable = newRule("list.stable",
+		`two walks of a server that did not change meanwhile list the same URIs in the same order: a cursor is a position, and a stable one means the same thing twice (the finding says "unless the resources changed between the walks": the audit cannot tell)`,
+		stableCursors)
+	ruleCursorInvalid = newRule("cursor.invalid",
+		`sends each list a cursor no server could have issued (garbage; the server's own cursor tampered with or cut short, where it is not a number): each must be refused with -32602. A list that answers one with a page takes any cursor, and the made-up cursors of cursor.forgeable it takes are reported here with it; one refused with another code than -32602 too. One finding per list`,
+		clause(everyVersion, Should, secPaginationErrors, "Invalid cursors SHOULD result in an error with code -32602 (Invalid params)."))
+	ruleCursorForgeable = newRule("cursor.forgeable",
+		`sends each list cursors made up from what a client can see: the neighbouring numbers of a cursor that is a number (plain, or in base64, or in base64 JSON such as {"page": 3}), a plain offset "3" and its base64, and the first cursor of the other list. One answered with a page, by a list that refuses garbage, is a position anyone can write, not an opaque token: the server cannot tell a cursor it issued from one a client made up. One finding per list`,
+		clause(everyVersion, Advice, secPaginationModel, "The cursor is an opaque string token, representing a position in the result set"))
+	ruleCursorOpaque = newRule("cursor.opaque",
+		`no cursor spells out (as it is, percent-decoded, or decoded from base64) a URI or name listed next to it: such a cursor is not opaque, and invites clients to depend on it`,
+		clause(everyVersion, Advice, secPaginationModel, "The cursor is an opaque string token, representing a position in the result set"))
+	ruleListURI = newRule("list.uri",
+		`every listed URI is an absolute RFC 3986 URI: a scheme, and no character RFC 3986 allows nowhere (space, control, <>"{}|\^`+"`"+`)`,
+		clause(everyVersion, Must, secCustomSchemes, "Custom URI schemes MUST be in accordance with RFC3986, taking the above guidance in to account."))
+	ruleListURICredentials = newRule("list.uri-credentials",
+		`no listed URI carries user information (a user name, or a user name and a password): a listed URI is shown to users and sent to hosts. MCP says nothing of it; RFC 3986, which MCP's URIs follow, deprecates the password`,
+		clause(everyVersion, Advice, "RFC 3986 §3.2.1 (URIs are RFC 3986's: server/resources)", `Use of the format "user:password" in the userinfo field is deprecated.`))
+	ruleListName = newRule("list.name",
+		`every listed resource and template has a name (go-sdk's client cannot tell a name that is missing from one that is empty: both are reported)`,
+		clause(everyVersion, Must, "schema, BaseMetadata (of Resource and ResourceTemplate): name, required", "name: string. Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present)."))
+	ruleListURITemplate = newRule("list.uri-template",
+		`every listed template has a uriTemplate`,
+		clause(everyVersion, Must, "schema, ResourceTemplate: uriTemplate, required", "uriTemplate: string. A URI template (according to RFC 6570) that can be used to construct resource URIs."))
 )
 
 // maxPages bounds a walk of a list.
@@ -82,11 +110,12 @@ var templateListing = listing[*mcp.ResourceTemplate]{
 // A walk is what walking a list from its first page found.
 type walk[T any] struct {
 	items   []T      // every item listed, in order
-	cursors []string // every cursor given, in order
+	cursors []string // every cursor given, in order, each once
 	// given[i] is len(items) when cursors[i] was given: the page that
 	// gave it ends there.
 	given   []int
 	pages   int      // pages answered
+	first   []string // the keys of the first page
 	ended   bool     // it reached a page without a nextCursor
 	stopped string   // why it did not end
 	repeats []string // keys listed more than once, each once
@@ -97,7 +126,7 @@ type walk[T any] struct {
 // names.
 func checkLists(c *checker) error {
 	if c.capabilities() == nil {
-		c.report.Skipped = append(c.report.Skipped, "everything: the server does not advertise resources")
+		c.skip("everything: the server does not advertise resources", rules...)
 		return nil
 	}
 	resources, err := checkList(c, resourceListing)
@@ -110,10 +139,10 @@ func checkLists(c *checker) error {
 	}
 	c.resources, c.templates = resources.items, templates.items
 	c.report.Resources, c.report.Templates = len(c.resources), len(c.templates)
-	if err := crossCursors(c, resources, templateListing, templates.pages > 0); err != nil {
+	if err := checkCursors(c, resourceListing, resources, templates.cursors); err != nil {
 		return err
 	}
-	if err := crossCursors(c, templates, resourceListing, resources.pages > 0); err != nil {
+	if err := checkCursors(c, templateListing, templates, resources.cursors); err != nil {
 		return err
 	}
 	for _, r := range c.resources {
@@ -125,8 +154,8 @@ func checkLists(c *checker) error {
 	return nil
 }
 
-// checkList walks l twice, checks that the walk ends, repeats nothing and
-// is the same twice, and checks l's cursors. It returns the first walk.
+// checkList walks l twice, and checks that the walk ends, repeats nothing
+// and is the same twice. It returns the first walk.
 func checkList[T any](c *checker, l listing[T]) (walk[T], error) {
 	first, err := walkList(c, l)
 	if err != nil {
@@ -137,32 +166,32 @@ func checkList[T any](c *checker, l listing[T]) (walk[T], error) {
 	}
 	if !first.ended {
 		c.fail(ruleListEnds, l.method, "%s", first.stopped)
-	} else {
-		second, err := walkList(c, l)
-		if err != nil {
-			return first, err
-		}
-		if !second.ended {
-			c.fail(ruleListStable, l.method, "a second walk did not end, when the first did: %s", second.stopped)
-		} else if diff := compareWalks(keys(l, first.items), keys(l, second.items)); diff != "" {
-			c.fail(ruleListStable, l.method, "%s (unless the resources changed between the walks)", diff)
-		}
+		c.skip(l.method+": a second walk, since the first did not end", ruleListStable)
+		return first, nil
 	}
-	if first.pages > 0 {
-		if err := checkCursors(c, l, first); err != nil {
-			return first, err
-		}
+	second, err := walkList(c, l)
+	if err != nil {
+		return first, err
+	}
+	if !second.ended {
+		c.fail(ruleListStable, l.method, "a second walk did not end, when the first did: %s", second.stopped)
+	} else if diff := compareWalks(keys(l, first.items), keys(l, second.items)); diff != "" {
+		c.fail(ruleListStable, l.method, "%s (unless the resources changed between the walks)", diff)
 	}
 	return first, nil
 }
 
 // walkList walks l from its first page until a page without a
-// nextCursor, a page that fails, a cursor given before, or maxPages. It
-// returns an error only if the session fails.
+// nextCursor, a page that fails, a cursor given again that leads to
+// nothing new, or maxPages. (A cursor given again is followed: a server
+// may keep the position itself, behind one handle; it goes round only if
+// the page it leads to lists nothing new.) It returns an error only if
+// the session fails.
 func walkList[T any](c *checker, l listing[T]) (walk[T], error) {
 	var w walk[T]
 	seenCursor := map[string]bool{}
 	seenKey := map[string]int{}
+	again := false // cursor was given before
 	for cursor := ""; ; {
 		if w.pages == maxPages {
 			w.stopped = fmt.Sprintf("still no last page after %d pages", maxPages)
@@ -173,10 +202,21 @@ func walkList[T any](c *checker, l listing[T]) (walk[T], error) {
 			if c.sessionFailed(err) {
 				return w, err
 			}
-			w.stopped = fmt.Sprintf("page %d (cursor %q) was answered with an error: %v", w.pages+1, cursor, err)
+			c.answer(err, l.method, l.method)
+			w.stopped = fmt.Sprintf("page %d (cursor %q, which the server gave) was answered with an error: %v", w.pages+1, cursor, err)
 			return w, nil
 		}
 		w.pages++
+		if w.pages == 1 {
+			w.first = keys(l, items)
+		}
+		fresh := slices.ContainsFunc(items, func(it T) bool { k := l.key(it); return k != "" && seenKey[k] == 0 })
+		if again && !fresh {
+			// The walk went round: what the page lists again is the loop,
+			// not a list that repeats itself.
+			w.stopped = fmt.Sprintf("the cursor %q, given again at page %d, led to nothing new: the walk goes round for ever", cursor, w.pages-1)
+			return w, nil
+		}
 		for _, it := range items {
 			w.items = append(w.items, it)
 			if k := l.key(it); k != "" {
@@ -189,12 +229,11 @@ func walkList[T any](c *checker, l listing[T]) (walk[T], error) {
 			w.ended = true
 			return w, nil
 		}
-		if seenCursor[next] {
-			w.stopped = fmt.Sprintf("page %d gave the cursor %q, given before: the walk goes round for ever", w.pages, next)
-			return w, nil
+		again = seenCursor[next]
+		if !again {
+			seenCursor[next] = true
+			w.cursors, w.given = append(w.cursors, next), append(w.given, len(w.items))
 		}
-		seenCursor[next] = true
-		w.cursors, w.given = append(w.cursors, next), append(w.given, len(w.items))
 		cursor = next
 	}
 }
@@ -263,30 +302,152 @@ func quoteSome(keys []string) string {
 	return b.String()
 }
 
-// checkCursors checks that the cursors w was given are opaque, and that l
-// refuses a garbage cursor and, if it gave one, a tampered and a
-// truncated one.
-func checkCursors[T any](c *checker, l listing[T], w walk[T]) error {
+// A forgery is a cursor l did not give, sent to see how l answers.
+type forgery struct {
+	what, cursor string
+	// guess says it is made up from what a client can see (a
+	// neighbouring number, another list's cursor): answered with a page
+	// other than the first, it breaks cursor.forgeable; otherwise it is
+	// invalid in any reading, and a page breaks cursor.invalid.
+	guess bool
+}
+
+// checkCursors checks that the cursors w (a walk of l) was given are
+// opaque, and how l answers cursors it did not give: those forgeries
+// makes from w's cursors and other, the cursors of the other list. It
+// records at most one finding of each rule for l.
+func checkCursors[T any](c *checker, l listing[T], w walk[T], other []string) error {
+	if w.pages == 0 {
+		return nil // l cannot even be listed: list.ends said so
+	}
 	for i, cur := range w.cursors {
 		if k, ok := reveals(cur, near(l, w, i)); ok {
 			c.fail(ruleCursorOpaque, l.method, "the cursor %q spells out %q, listed next to it", cur, k)
 			break
 		}
 	}
-	forged := [][2]string{{"a garbage cursor", garbageCursor}}
-	if len(w.cursors) > 0 {
-		cur := w.cursors[0]
-		forged = append(forged,
-			[2]string{"a tampered cursor", tamper(cur)},
-			[2]string{"a truncated cursor", cur[:len(cur)/2]})
-	}
-	for _, f := range forged {
-		if f[1] == "" || slices.Contains(w.cursors, f[1]) {
-			continue // the first page, or a cursor l gave: not invalid
-		}
-		if err := wantInvalidCursor(c, l, f[1], f[0]); err != nil {
+	var invalid, forged []string
+	accepts := false // an invalid cursor was answered with a page
+	for _, f := range forgeries(w.cursors, other) {
+		items, _, err := l.fetch(c, f.cursor)
+		e, isRPC := c.answer(err, l.method, l.method)
+		switch {
+		case err == nil && !f.guess:
+			invalid = append(invalid, fmt.Sprintf("%s (%q) was answered with a page, not error -32602", f.what, f.cursor))
+		case err == nil && slices.Equal(keys(l, items), w.first):
+			// The cursor ignored, or a position before the first item:
+			// which, only how the server answers garbage tells.
+			forged = append(forged, fmt.Sprintf("%s (%q) was answered with the first page", f.what, f.cursor))
+		case err == nil:
+			forged = append(forged, fmt.Sprintf("%s (%q) was answered with a page", f.what, f.cursor))
+		case !isRPC && c.sessionFailed(err):
 			return err
+		case !isRPC:
+			invalid = append(invalid, fmt.Sprintf("%s (%q) was answered with %v, not error -32602", f.what, f.cursor, err))
+		case c.reservedHere(e.Code):
+			// error.reserved-code reports it: one behaviour, one finding.
+		case e.Code != codeInvalidParams:
+			invalid = append(invalid, fmt.Sprintf("%s (%q) was answered with error %d (%s), not -32602", f.what, f.cursor, e.Code, e.Message))
 		}
+		if err == nil && !f.guess {
+			accepts = true
+		}
+	}
+	if accepts {
+		// It takes any cursor, even garbage: made-up positions are not
+		// a second behaviour.
+		invalid, forged = append(invalid, forged...), nil
+	}
+	if len(invalid) > 0 {
+		c.fail(ruleCursorInvalid, l.method, "%s", strings.Join(invalid, "; "))
+	}
+	if len(forged) > 0 {
+		c.fail(ruleCursorForgeable, l.method, "%s: a position anyone can write", strings.Join(forged, "; "))
+	}
+	return nil
+}
+
+// forgeries returns the cursors to try on a list that gave cursors (in
+// order; maybe none), other being the cursors of the other list: garbage;
+// its first cursor tampered with and cut short, unless it holds a number;
+// the neighbours of the numbers its cursors hold, written the same way (a
+// few); a plain offset and its base64; and the other list's first
+// cursor. None is one of cursors, the empty cursor of the first page, or
+// one before it.
+func forgeries(cursors, other []string) []forgery {
+	out := []forgery{{what: "a garbage cursor", cursor: garbageCursor}}
+	if len(cursors) > 0 && len(neighbours(cursors[0])) == 0 {
+		cur := cursors[0]
+		out = append(out,
+			forgery{what: "its cursor tampered with", cursor: tamper(cur)},
+			forgery{what: "its cursor cut short", cursor: cur[:len(cur)/2]})
+	}
+	const maxNeighbours = 4
+	n := 0
+	for _, cur := range cursors {
+		for _, near := range neighbours(cur) {
+			if n < maxNeighbours && !slices.Contains(cursors, near) {
+				out = append(out, forgery{what: "the neighbouring number of its cursor " + strconv.Quote(cur), cursor: near, guess: true})
+				n++
+			}
+		}
+	}
+	out = append(out,
+		forgery{what: "a plain offset", cursor: "3", guess: true},
+		forgery{what: "an offset in base64", cursor: base64.StdEncoding.EncodeToString([]byte("3")), guess: true})
+	if len(other) > 0 {
+		out = append(out, forgery{what: "a cursor of the other list method", cursor: other[0], guess: true})
+	}
+	seen := map[string]bool{"": true}
+	for _, c := range cursors {
+		seen[c] = true
+	}
+	return slices.DeleteFunc(out, func(f forgery) bool {
+		drop := seen[f.cursor]
+		seen[f.cursor] = true
+		return drop
+	})
+}
+
+// digits finds the first run of decimal digits in a text.
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// neighbours returns, if cursor holds a number (as it is, or in a text
+// it decodes to from base64, standard or URL alphabet, padded or not),
+// the cursors holding the numbers next to it, written the same way: n+1,
+// and n-1 if that is above 0. Otherwise none.
+func neighbours(cursor string) []string {
+	shift := func(text string, d int) (string, bool) {
+		loc := digits.FindStringIndex(text)
+		if loc == nil || loc[1]-loc[0] > 15 {
+			return "", false
+		}
+		n, _ := strconv.Atoi(text[loc[0]:loc[1]])
+		if n+d <= 0 {
+			return "", false
+		}
+		return text[:loc[0]] + strconv.Itoa(n+d) + text[loc[1]:], true
+	}
+	var out []string
+	if _, err := strconv.Atoi(cursor); err == nil {
+		for _, d := range []int{1, -1} {
+			if s, ok := shift(cursor, d); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		b, err := enc.DecodeString(cursor)
+		if err != nil || !utf8.Valid(b) || !digits.Match(b) || len(b) > 256 {
+			continue
+		}
+		for _, d := range []int{1, -1} {
+			if s, ok := shift(string(b), d); ok {
+				out = append(out, enc.EncodeToString([]byte(s)))
+			}
+		}
+		return out
 	}
 	return nil
 }
@@ -306,34 +467,6 @@ func near[T any](l listing[T], w walk[T], i int) []string {
 		out = append(out, l.key(it), l.name(it))
 	}
 	return out
-}
-
-// crossCursors sends the first cursor of w, a walk of the other list, to
-// l, which must refuse it; answered says whether l answered its first
-// page (if not, there is nothing to learn).
-func crossCursors[T, U any](c *checker, w walk[U], l listing[T], answered bool) error {
-	if len(w.cursors) == 0 || !answered {
-		return nil
-	}
-	return wantInvalidCursor(c, l, w.cursors[0], "a cursor of the other list method")
-}
-
-// wantInvalidCursor asks l for the page at cursor, which l did not give,
-// and records a finding unless the answer is error -32602.
-func wantInvalidCursor[T any](c *checker, l listing[T], cursor, what string) error {
-	_, _, err := l.fetch(c, cursor)
-	e, isRPC := rpcError(err)
-	switch {
-	case err == nil:
-		c.fail(ruleCursorInvalid, l.method, "%s (%q) was answered with a page, not error -32602", what, cursor)
-	case !isRPC && c.sessionFailed(err):
-		return err
-	case !isRPC:
-		c.fail(ruleCursorInvalid, l.method, "%s (%q) was answered with %v, not error -32602", what, cursor, err)
-	case e.Code != codeInvalidParams:
-		c.fail(ruleCursorInvalid, l.method, "%s (%q) was answered with error %d (%s), not -32602", what, cursor, e.Code, e.Message)
-	}
-	return nil
 }
 
 // codeInvalidParams is JSON-RPC's invalid params error code.
@@ -415,18 +548,30 @@ func (c *checker) checkURI(uri string) {
 	if i := strings.IndexFunc(uri, func(r rune) bool {
 		return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune(notInURI, r)
 	}); i >= 0 {
+		c.badURI(uri)
 		c.fail(ruleListURI, uri, "holds %q at byte %d, which RFC 3986 allows nowhere", uri[i:i+1], i)
 		return
 	}
 	u, err := url.Parse(uri)
 	switch {
 	case err != nil:
+		c.badURI(uri)
 		c.fail(ruleListURI, uri, "does not parse as a URI: %v", err)
 	case u.Scheme == "":
+		c.badURI(uri)
 		c.fail(ruleListURI, uri, "is not absolute: it has no scheme")
 	case u.User != nil:
 		c.fail(ruleListURICredentials, redacted(u), "carries credentials in its user information (%s; shown here as ***)", userinfo(u.User))
 	}
+}
+
+// badURI notes that uri, listed, is not a URI: it is not read, since
+// list.uri says all there is to say of it.
+func (c *checker) badURI(uri string) {
+	if c.badURIs == nil {
+		c.badURIs = map[string]bool{}
+	}
+	c.badURIs[uri] = true
 }
 
 // userinfo says what u holds, without saying what it is.

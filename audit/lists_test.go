@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -148,7 +149,7 @@ func TestListRules(t *testing.T) {
 				"":   {Resources: []*mcp.Resource{listRes("test://a", "a")}, NextCursor: "k1"},
 				"k1": {Resources: []*mcp.Resource{listRes("test://b", "b")}, NextCursor: "k1"},
 			})
-		}, want: []string{"list.ends"}, seen: "given before"},
+		}, want: []string{"list.ends"}, seen: "given again"},
 		{name: "a page that fails", break_: func(s *mcp.Server) {
 			forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
 				switch cursorOf(req) {
@@ -280,8 +281,8 @@ func TestListForgedCursors(t *testing.T) {
 		seen   string
 	}{
 		{"garbage", func(c string) bool { return c == "not-a-cursor" }, "a garbage cursor"},
-		{"tampered", func(c string) bool { return len(c) == len(real) && c != "not-a-cursor" }, "a tampered cursor"},
-		{"truncated", func(c string) bool { return c != "" && strings.HasPrefix(real, c) }, "a truncated cursor"},
+		{"tampered", func(c string) bool { return len(c) == len(real) && c != "not-a-cursor" }, "its cursor tampered with"},
+		{"truncated", func(c string) bool { return c != "" && strings.HasPrefix(real, c) }, "its cursor cut short"},
 	}
 	for _, tc := range cases {
 		for _, version := range eras {
@@ -309,7 +310,8 @@ func TestListForgedCursors(t *testing.T) {
 	}
 }
 
-// A cursor of one list method sent to the other is reported, both ways.
+// A cursor of one list method that the other takes as a position is
+// reported, both ways, as forgeable (ADVICE).
 func TestListCrossCursors(t *testing.T) {
 	t.Parallel()
 	for _, version := range eras {
@@ -317,22 +319,83 @@ func TestListCrossCursors(t *testing.T) {
 			t.Parallel()
 			s := listServer("test://a", "test://b")
 			resourcePages(s, map[string]*mcp.ListResourcesResult{
-				"":   {Resources: []*mcp.Resource{listRes("test://a", "a")}, NextCursor: "p2"},
-				"p2": {Resources: []*mcp.Resource{listRes("test://b", "b")}},
+				"":   {Resources: []*mcp.Resource{listRes("test://a", "a")}, NextCursor: "r2"},
+				"r2": {Resources: []*mcp.Resource{listRes("test://b", "b")}},
+				"t2": {Resources: []*mcp.Resource{listRes("test://b", "b")}},
 			})
 			templatePages(s, map[string]*mcp.ListResourceTemplatesResult{
-				"":   {ResourceTemplates: []*mcp.ResourceTemplate{listTmpl("test://t/{id}", "t")}, NextCursor: "p2"},
-				"p2": {ResourceTemplates: []*mcp.ResourceTemplate{listTmpl("test://u/{id}", "u")}},
+				"":   {ResourceTemplates: []*mcp.ResourceTemplate{listTmpl("test://t/{id}", "t")}, NextCursor: "t2"},
+				"t2": {ResourceTemplates: []*mcp.ResourceTemplate{listTmpl("test://u/{id}", "u")}},
+				"r2": {ResourceTemplates: []*mcp.ResourceTemplate{listTmpl("test://u/{id}", "u")}},
 			})
 			r := run(t, connect(t, s, version, nil), nil)
-			assert.Equal(t, []string{"cursor.invalid"}, rulesIn(r, "list.", "cursor."), "%s", r)
-			seen := findingsOf(r, "cursor.invalid")
+			assert.Equal(t, []string{"cursor.forgeable"}, rulesIn(r, "list.", "cursor."), "%s", r)
+			seen := findingsOf(r, "cursor.forgeable")
 			require.Len(t, seen, 2)
-			assert.Contains(t, seen[0], "resources/templates/list: a cursor of the other list method")
-			assert.Contains(t, seen[1], "resources/list: a cursor of the other list method")
+			assert.Contains(t, seen[0], `resources/list: a cursor of the other list method ("t2")`)
+			assert.Contains(t, seen[1], `resources/templates/list: a cursor of the other list method ("r2")`)
 			assert.Equal(t, 2, r.Resources)
 			assert.Equal(t, 2, r.Templates)
 		})
+	}
+}
+
+// Cursors that are positions anyone can write, a number or a number in
+// base64 (the specification's own example, {"page": 3}), are found by
+// their neighbours; a server that checks them is not.
+func TestListForgeableCursors(t *testing.T) {
+	t.Parallel()
+	items := []*mcp.Resource{listRes("test://a", "a"), listRes("test://b", "b"), listRes("test://c", "c")}
+	// offsets serves pages of one item at cursors written by write; with
+	// strict, only at the cursors it gave.
+	offsets := func(write func(int) string, strict bool) func(*mcp.Server) {
+		return func(s *mcp.Server) {
+			forge(s, "resources/list", func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
+				from := -1
+				for i := range 4 {
+					if cursorOf(req) == write(i) || i == 0 && cursorOf(req) == "" {
+						from = i
+					}
+				}
+				if from < 0 || strict && from > 2 {
+					return nil, errInvalidCursor
+				}
+				page := &mcp.ListResourcesResult{Resources: items[min(from, 3):min(from+1, 3)]}
+				if from+1 < 3 {
+					page.NextCursor = write(from + 1)
+				}
+				return page, nil
+			})
+		}
+	}
+	b64 := func(i int) string { return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, `{"page": %d}`, i)) }
+	for _, tc := range []struct {
+		name   string
+		break_ func(*mcp.Server)
+		want   []string
+		seen   string
+	}{
+		{"plain offsets", offsets(strconv.Itoa, false), []string{"cursor.forgeable"}, `the neighbouring number of its cursor "2" ("3")`},
+		{"base64 JSON", offsets(b64, false), []string{"cursor.forgeable"}, fmt.Sprintf("(%q)", b64(3))},
+		{"offsets checked", offsets(strconv.Itoa, true), nil, ""},
+	} {
+		for _, version := range eras {
+			t.Run(tc.name+"/"+version, func(t *testing.T) {
+				t.Parallel()
+				s := listServer("test://a", "test://b", "test://c")
+				tc.break_(s)
+				r := run(t, connect(t, s, version, nil), nil)
+				assert.Equal(t, tc.want, rulesIn(r, "list.", "cursor."), "%s", r)
+				if seen := findingsOf(r, "cursor.forgeable"); tc.want != nil && assert.Len(t, seen, 1) {
+					assert.Contains(t, seen[0], tc.seen)
+				}
+				for _, f := range r.Findings {
+					if f.Rule.ID == "cursor.forgeable" {
+						assert.Equal(t, audit.Advice, f.Severity)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -350,37 +413,26 @@ func TestListsKeepOrder(t *testing.T) {
 	assert.Equal(t, 3, r.Resources, "a null entry is not a resource")
 }
 
-// A waived listing rule is reported as waived, and fails nothing if it
-// was the only MUST broken (as it is at 2026-07-28: at 2025-11-25 go-sdk
-// answers a resource not found with the code of 2026-07-28).
+// A waived listing rule is reported as waived, and fails nothing.
 func TestListsWaive(t *testing.T) {
 	t.Parallel()
 	for _, version := range eras {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			s := listServer("test://a", "https://u:p@example.com/x")
+			s := listServer("test://a", "not a uri")
 			cs := connect(t, s, version, nil)
 
 			r := run(t, cs, nil)
 			assert.True(t, r.Failed(), "%s", r)
-			assert.Equal(t, []string{"list.uri-credentials"}, rulesIn(r, "list.", "cursor."))
-			var others []audit.Finding
-			for _, f := range r.Violations(audit.Must) {
-				if f.Rule.ID != "list.uri-credentials" {
-					others = append(others, f)
-				}
-			}
-			if version == "2026-07-28" {
-				require.Empty(t, others, "%s", r)
-			}
+			assert.Equal(t, []string{"list.uri"}, rulesIn(r, "list.", "cursor."))
+			others := len(r.Violations(audit.Must)) - 1
 
-			r = run(t, cs, &audit.Options{Waive: map[string]string{"list.uri-credentials": "a fixture"}})
+			r = run(t, cs, &audit.Options{Waive: map[string]string{"list.uri": "a fixture"}})
 			assert.Empty(t, rulesIn(r, "list.", "cursor."))
-			assert.Len(t, r.Violations(audit.Must), len(others), "%s", r)
-			assert.Equal(t, len(others) > 0, r.Failed(), "%s", r)
+			assert.Len(t, r.Violations(audit.Must), others, "%s", r)
 			found := false
 			for _, f := range r.Findings {
-				if f.Rule.ID == "list.uri-credentials" {
+				if f.Rule.ID == "list.uri" {
 					found = true
 					assert.Equal(t, "a fixture", f.Waived)
 				}

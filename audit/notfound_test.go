@@ -3,7 +3,9 @@ package audit_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -119,13 +121,16 @@ func TestNotFoundRules(t *testing.T) {
 		}, nil},
 		{"empty contents for what does not exist", func(string, string) (mcp.Result, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{}}, nil
-		}, map[string][]string{"2025-11-25": {"notfound.error"}, "2026-07-28": {"notfound.error"}}},
+		}, map[string][]string{"2025-11-25": {"notfound.error", "read.malformed-uri"}, "2026-07-28": {"notfound.error", "read.malformed-uri"}}},
 		{"the other era's code", func(version, uri string) (mcp.Result, error) {
 			if madeUp(uri) {
 				return nil, notFoundError(otherEra(version), uri)
 			}
 			return nil, &jsonrpc.Error{Code: -32602, Message: "invalid URI"}
-		}, map[string][]string{"2025-11-25": {"notfound.code"}, "2026-07-28": {"notfound.code"}}},
+		}, map[string][]string{"2025-11-25": {"notfound.code"}, "2026-07-28": {"error.reserved-code"}}}, // 2026-07-28 forbids -32002: one finding
+		{"contents for what does not exist: it does, then", func(string, string) (mcp.Result, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://x", MIMEType: "text/plain", Text: "?"}}}, nil
+		}, map[string][]string{"2025-11-25": {"read.malformed-uri"}, "2026-07-28": {"read.malformed-uri"}}},
 		{"internal error for what does not exist", func(_, uri string) (mcp.Result, error) {
 			if madeUp(uri) {
 				return nil, &jsonrpc.Error{Code: -32603, Message: "internal error"}
@@ -143,7 +148,7 @@ func TestNotFoundRules(t *testing.T) {
 				return nil, notFoundError(version, uri)
 			}
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "?"}}}, nil
-		}, map[string][]string{"2025-11-25": {"notfound.error"}, "2026-07-28": {"notfound.error"}}},
+		}, map[string][]string{"2025-11-25": {"read.malformed-uri"}, "2026-07-28": {"read.malformed-uri"}}},
 		{"internal error for a malformed URI", func(version, uri string) (mcp.Result, error) {
 			if madeUp(uri) {
 				return nil, notFoundError(version, uri)
@@ -155,22 +160,22 @@ func TestNotFoundRules(t *testing.T) {
 				return nil, notFoundError(version, uri)
 			}
 			return nil, &jsonrpc.Error{Code: -32002, Message: "Resource not found"}
-		}, map[string][]string{"2026-07-28": {"notfound.malformed-uri"}}}, // before, -32002 says not found, which is true
+		}, map[string][]string{"2026-07-28": {"error.reserved-code"}}}, // before, -32002 says not found, which is true
 	} {
 		for _, version := range eras {
 			t.Run(c.name+"/"+version, func(t *testing.T) {
 				t.Parallel()
 				s := notFoundServer(func(uri string) (mcp.Result, error) { return c.answer(version, uri) })
 				r := run(t, connect(t, s, version, nil), nil)
-				assert.Equal(t, c.want[version], rulesIn(r, "notfound."), "%s", r)
-				assert.Empty(t, rulesIn(r, "read."), "%s", r)
+				assert.Equal(t, c.want[version], rulesIn(r, "notfound.", "read.", "error."), "%s", r)
 			})
 		}
 	}
 }
 
 // A finding names what was read: the URI made up, in the scheme of the
-// first listed resource, or each malformed URI.
+// first listed resource; the strings that are not URIs make one finding,
+// which names each.
 func TestNotFoundTargets(t *testing.T) {
 	t.Parallel()
 	for _, version := range eras {
@@ -181,18 +186,46 @@ func TestNotFoundTargets(t *testing.T) {
 			})
 			r := run(t, connect(t, s, version, nil), nil)
 			got := targets(r, "notfound.error")
-			require.Len(t, got, 4, "%s", r)
-			want := slices.Sorted(slices.Values(malformedURIs))
-			var made string
-			for _, target := range got {
-				if !slices.Contains(want, target) {
-					made = target
-				}
+			require.Len(t, got, 1, "%s", r)
+			assert.Regexp(t, `^test://mcpres-audit\.invalid/does-not-exist-[0-9a-f]{16}$`, got[0])
+			seen := findingsOf(r, "read.malformed-uri")
+			require.Len(t, seen, 1, "%s", r)
+			for _, bad := range malformedURIs {
+				assert.Contains(t, seen[0], strconv.Quote(bad))
 			}
-			assert.Regexp(t, `^test://mcpres-audit\.invalid/does-not-exist-[0-9a-f]{16}$`, made)
-			assert.Equal(t, want, slices.DeleteFunc(got, func(s string) bool { return s == made }))
-			assert.True(t, r.Failed(), "notfound.error is a MUST")
+			assert.True(t, r.Failed(), "read.malformed-uri is a MUST")
 		})
+	}
+}
+
+// Contents for the URI the audit made up say the server serves it: the
+// not-found rules are skipped, not broken.
+func TestNotFoundServed(t *testing.T) {
+	t.Parallel()
+	s := notFoundServer(func(uri string) (mcp.Result, error) {
+		if madeUp(uri) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "anything"}}}, nil
+		}
+		return nil, &jsonrpc.Error{Code: -32602, Message: "invalid URI"}
+	})
+	r := run(t, connect(t, s, "2026-07-28", nil), nil)
+	assert.Empty(t, rulesIn(r, "notfound.", "read."), "%s", r)
+	assert.Contains(t, r.Unchecked["notfound.error"], "which the audit made up")
+}
+
+// At 2025-06-18, whose page says -32602 where 2026-07-28 says the code
+// was -32002, either is taken.
+func TestNotFound20250618(t *testing.T) {
+	t.Parallel()
+	for _, code := range []int64{-32002, -32602} {
+		s := notFoundServer(func(uri string) (mcp.Result, error) {
+			if madeUp(uri) {
+				return nil, &jsonrpc.Error{Code: code, Message: "Resource not found", Data: json.RawMessage(fmt.Sprintf(`{"uri": %q}`, uri))}
+			}
+			return nil, &jsonrpc.Error{Code: -32602, Message: "invalid URI"}
+		})
+		r := run(t, connect(t, s, "2025-06-18", nil), nil)
+		assert.Empty(t, rulesIn(r, "notfound.", "read.", "error."), "%d: %s", code, r)
 	}
 }
 

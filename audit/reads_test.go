@@ -120,11 +120,29 @@ func TestReadRules(t *testing.T) {
 			})
 			return s
 		}, []string{"read.listed"}},
-		{"no contents", func() *mcp.Server {
+		{"no contents: a resource that exists and is empty", func() *mcp.Server {
 			s := readsServer(text("test://a", "text/plain"))
 			forgeRead(s, "test://a", func() (mcp.Result, error) { return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{}}, nil })
 			return s
+		}, nil},
+		{"a null content", func() *mcp.Server {
+			s := readsServer(text("test://a", "text/plain"))
+			forgeRead(s, "test://a", func() (mcp.Result, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{nil}}, nil
+			})
+			return s
 		}, []string{"read.contents"}},
+		{"a single content with another URI", func() *mcp.Server {
+			return readsServer(text("test://a", "text/plain"), &mcp.ResourceContents{URI: "test://b", MIMEType: "text/plain", Text: "hello"})
+		}, []string{"read.single-uri"}},
+		{"a single content with a fragment of the URI", func() *mcp.Server {
+			return readsServer(text("test://a", "text/plain"), &mcp.ResourceContents{URI: "test://a#part", MIMEType: "text/plain", Text: "hello"})
+		}, nil},
+		{"two contents with other URIs: a directory, say", func() *mcp.Server {
+			return readsServer(text("test://a", "text/plain"),
+				&mcp.ResourceContents{URI: "test://a/1", MIMEType: "text/plain", Text: "one"},
+				&mcp.ResourceContents{URI: "test://a/2", MIMEType: "text/plain", Text: "two"})
+		}, nil},
 		{"a content without uri", func() *mcp.Server {
 			s := readsServer(text("test://a", "text/plain"))
 			forgeRead(s, "test://a", func() (mcp.Result, error) {
@@ -152,7 +170,7 @@ func TestReadRules(t *testing.T) {
 				return rawRead{&mcp.ReadResourceResult{}, `{"contents": [{"uri": "test://a", "mimeType": "image/png", "blob": "not base64!"}]}`}, nil
 			})
 			return s
-		}, []string{"read.text-or-blob"}},
+		}, []string{"read.blob-encoding"}},
 		{"text/plain that is not UTF-8", func() *mcp.Server {
 			// A JSON string is UTF-8 by construction (go-sdk would turn
 			// the bytes into U+FFFD): bytes that are not arrive as a blob.
@@ -241,5 +259,6 @@ func TestReadSeen(t *testing.T) {
 	require.Len(t, seen, 1, "%s", r)
 	assert.Contains(t, seen[0], `test://logo.png: declared "image/png"`)
 	assert.Contains(t, seen[0], "signature")
-	assert.True(t, r.Failed(), "read.true-type is a MUST")
+	assert.False(t, r.Failed(), "read.true-type is ADVICE: the schema requires nothing of the type")
+	assert.True(t, r.FailedAt(audit.Advice))
 }

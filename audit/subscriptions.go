@@ -2,8 +2,6 @@ package audit
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -12,16 +10,32 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The rules of subscriptions and of 2026-07-28's caching hints.
+// Sections of the specification the rules of subscriptions quote.
+const (
+	secSubscriptions    = "server/resources, Subscriptions"
+	secListenStream     = "basic/patterns/subscriptions, Opening a Stream"
+	secListChanged      = "server/resources, List Changed Notification"
+	secSchemaCacheable  = "schema, CacheableResult"
+	secSchemaUpdatedMsg = "schema, ResourceUpdatedNotification"
+)
+
+// The rules of subscriptions, notifications and 2026-07-28's caching
+// hints.
 var (
-	ruleSubscribeMissing = newRule("subscribe.missing", Should,
-		`resources, security considerations: "Servers MUST validate all resource URIs"; error handling: "Servers SHOULD return standard JSON-RPC errors for common failure cases: Resource not found"; a subscription to a URI that names nothing can never be told anything, and is refused (mcpres answers -32602)`)
-	ruleSubscribeDelivers = newRule("subscribe.delivers", Must,
-		`resources, subscriptions: "Clients can subscribe to specific resources and receive notifications when they change" (notifications/resources/updated)`)
-	ruleSubscribeSilent = newRule("subscribe.unsubscribed-silent", Should,
-		`resources, subscriptions: notifications go to the clients that "subscribe to specific resources"; after resources/unsubscribe (or, at 2026-07-28, the end of its subscriptions/listen) a client is told no more`)
-	ruleCacheHints = newRule("cache.hints", Must,
-		`2026-07-28 (SEP-2549), caching: "ttlMs" is "how long (in milliseconds) the client MAY cache this response", so never negative; "cacheScope" is "public" ("Any client or intermediary MAY cache and serve the response") or "private" ("Only the requesting user's client MAY cache the response")`)
+	ruleSubscribeDelivers = newRule("subscribe.delivers",
+		`with a way to change a resource (Options.Change, mcpaudit -change), subscribes to it, changes it, and waits Options.Wait for notifications/resources/updated. The specification describes the delivery, and requires it in no version`,
+		clause(beforeListen, Advice, secSubscriptions, "Clients can subscribe to specific resources and receive notifications when they change"),
+		clause(sinceListen, Advice, "server/resources, Subscriptions", "The server delivers notifications/resources/updated on the resulting stream whenever a watched resource changes."))
+	ruleSubscribeSilent = newRule("subscribe.unsubscribed-silent",
+		`then unsubscribes (at 2026-07-28, ends the listen), changes the resource twice, and expects no update: one that comes after both changes breaks the rule`,
+		clause(beforeListen, Advice, secSchemaUpdatedMsg, "This should only be sent if the client previously sent a resources/subscribe request."),
+		clause(sinceListen, Must, secListenStream, "The server MUST NOT send notification types the client has not explicitly requested."))
+	ruleListChanged = newRule("list.changed",
+		`with a way to change the list (Options.ChangeList, mcpaudit -list-change), and if the server advertises listChanged, changes it and waits Options.Wait for notifications/resources/list_changed (at 2026-07-28 on the subscriptions/listen go-sdk's client opens for it)`,
+		clause(everyVersion, Should, secListChanged, "When the list of available resources changes, servers that declared the listChanged capability SHOULD send a notification"))
+	ruleCacheHints = newRule("cache.hints",
+		`the first page of resources/list and a read of the first listed resource carry caching hints in range: ttlMs not negative, cacheScope "public" or "private" (an empty one is taken as absent: go-sdk's client cannot tell)`,
+		clause(sinceListen, Must, secSchemaCacheable, `ttlMs: number (@minimum 0); cacheScope: "public" | "private"`))
 )
 
 // protocolListen is the first protocol version at which a subscription is
@@ -42,10 +56,10 @@ const (
 	settleAgain = 500 * time.Millisecond
 )
 
-// checkSubscriptions checks the caching hints of 2026-07-28; then, if the
-// server advertises subscribe, that a subscription to nothing is refused,
-// and, with Options.Updates and Options.Change, that a subscribed change
-// arrives and an unsubscribed one does not.
+// checkSubscriptions checks the caching hints of 2026-07-28; then, if
+// the server advertises subscribe, with Options.Updates and
+// Options.Change, that a subscribed change arrives and an unsubscribed
+// one does not.
 func checkSubscriptions(c *checker) error {
 	if err := c.checkCacheHints(); err != nil {
 		return err
@@ -55,55 +69,18 @@ func checkSubscriptions(c *checker) error {
 		return nil // checkLists has said that nothing was checked
 	}
 	if !caps.Subscribe {
-		c.report.Skipped = append(c.report.Skipped, "subscriptions: the server does not advertise subscribe")
+		c.skip("subscriptions: the server does not advertise subscribe", ruleSubscribeDelivers, ruleSubscribeSilent)
 		return nil
 	}
-	if err := c.checkSubscribeMissing(); err != nil {
-		return err
+	uri := c.opts.ChangeURI
+	if uri == "" && len(c.resources) > 0 {
+		uri = c.resources[0].URI
 	}
-	if c.opts.Updates == nil || c.opts.Change == nil || len(c.resources) == 0 {
-		c.report.Skipped = append(c.report.Skipped, "subscription delivery: needs Options.Updates, Options.Change and a listed resource")
+	if c.opts.Updates == nil || c.opts.Change == nil || uri == "" {
+		c.skip("subscription delivery: needs a way to change a resource (Options.Updates and Options.Change; mcpaudit -change) and a resource to change", ruleSubscribeDelivers, ruleSubscribeSilent)
 		return nil
 	}
-	return c.checkDelivery(c.resources[0].URI)
-}
-
-// checkSubscribeMissing checks that a subscription to a URI that names
-// nothing, in the scheme of a listed one, is refused.
-func (c *checker) checkSubscribeMissing() error {
-	uri, ok := c.missingURI()
-	if !ok {
-		c.report.Skipped = append(c.report.Skipped, "subscription to nothing: no listed URI has a scheme to make one up in")
-		return nil
-	}
-	if c.protocolAtLeast(protocolListen) {
-		if c.opts.Subscribe == nil {
-			c.report.Skipped = append(c.report.Skipped, "subscription to nothing: at 2026-07-28 go-sdk's client does not report a refused subscriptions/listen (set Options.Subscribe, as mcpaudit -url does, or audit at an earlier version)")
-			return nil
-		}
-		err := c.opts.Subscribe(c.ctx, uri)
-		if _, refused := rpcError(err); err != nil && !refused && c.ctx.Err() == nil {
-			// Not an answer: the check could not be made, which must not
-			// read as the server refusing.
-			c.report.Skipped = append(c.report.Skipped, fmt.Sprintf("subscription to nothing: Options.Subscribe failed without an answer from the server: %v", err))
-		} else if err == nil {
-			c.fail(ruleSubscribeMissing, uri, "a subscriptions/listen to a URI that names nothing was acknowledged")
-		}
-		return c.ctx.Err()
-	}
-	unsubscribe, err := c.subscribe(uri)
-	switch {
-	case err == nil:
-		c.fail(ruleSubscribeMissing, uri, protocol.MethodSubscribe+" to a URI that names nothing was accepted")
-		if err := unsubscribe(); c.sessionFailed(err) {
-			return err
-		}
-	case c.sessionFailed(err):
-		return err
-	case errors.Is(err, context.DeadlineExceeded):
-		c.fail(ruleSubscribeMissing, uri, protocol.MethodSubscribe+" to a URI that names nothing was not answered within %v", c.opts.Wait)
-	}
-	return nil
+	return c.checkDelivery(uri)
 }
 
 // subscribe subscribes the session to uri and returns how to unsubscribe,
@@ -153,7 +130,9 @@ func (c *checker) checkDelivery(uri string) error {
 		if c.sessionFailed(err) {
 			return err
 		}
-		c.fail(ruleSubscribeDelivers, uri, "a subscription to a listed resource failed: %v", err)
+		c.answer(err, protocol.MethodSubscribe, uri)
+		c.fail(ruleSubscribeDelivers, uri, "a subscription to it failed: %v", err)
+		c.skip("unsubscribed silence: the subscription failed", ruleSubscribeSilent)
 		return nil
 	}
 	// A 2026-07-28 listen is recorded by the server some time after
@@ -177,9 +156,10 @@ func (c *checker) checkDelivery(uri string) error {
 		return uerr
 	case !arrived:
 		c.fail(ruleSubscribeDelivers, uri, "no notifications/resources/updated within %v of the change", c.opts.Wait)
+		c.skip("unsubscribed silence: no update came while subscribed", ruleSubscribeSilent)
 		return nil
 	case uerr != nil:
-		c.report.Skipped = append(c.report.Skipped, "unsubscribed silence: resources/unsubscribe was refused: "+uerr.Error())
+		c.skip("unsubscribed silence: resources/unsubscribe was refused: "+uerr.Error(), ruleSubscribeSilent)
 		return nil
 	}
 	// An update after unsubscribing breaks the rule only if it comes
@@ -198,6 +178,39 @@ func (c *checker) checkDelivery(uri string) error {
 		}
 	}
 	c.fail(ruleSubscribeSilent, uri, "an update arrived after unsubscribing, at each of two changes")
+	return nil
+}
+
+// checkListChanged, if the server advertises listChanged, has it change
+// its list with Options.ChangeList, again every 200 ms until a
+// notifications/resources/list_changed arrives or Options.Wait has
+// passed.
+func checkListChanged(c *checker) error {
+	caps := c.capabilities()
+	switch {
+	case caps == nil:
+		return nil
+	case !caps.ListChanged:
+		c.skip("list changes: the server does not advertise listChanged", ruleListChanged)
+		return nil
+	case c.opts.Updates == nil || c.opts.ChangeList == nil:
+		c.skip("list changes: needs a way to change the list (Options.Updates and Options.ChangeList; mcpaudit -list-change)", ruleListChanged)
+		return nil
+	}
+	deadline := time.Now().Add(c.opts.Wait)
+	for c.ctx.Err() == nil && time.Now().Before(deadline) {
+		start := c.opts.Updates.listChangedCount()
+		if err := c.opts.ChangeList(c.ctx); err != nil {
+			return err
+		}
+		if c.opts.Updates.awaitListChanged(c.ctx, start, min(time.Until(deadline), 200*time.Millisecond)) {
+			return nil
+		}
+	}
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	c.fail(ruleListChanged, protocol.MethodListResources, "no notifications/resources/list_changed within %v of a change to the list", c.opts.Wait)
 	return nil
 }
 
@@ -244,6 +257,8 @@ func (c *checker) checkCacheHints() error {
 	switch {
 	case c.sessionFailed(err):
 		return err
+	case err != nil:
+		c.answer(err, protocol.MethodListResources, protocol.MethodListResources)
 	case err == nil && list != nil:
 		c.checkCacheable(protocol.MethodListResources, list.Cacheable)
 	}
@@ -255,6 +270,8 @@ func (c *checker) checkCacheHints() error {
 	switch {
 	case c.sessionFailed(err):
 		return err
+	case err != nil:
+		c.answer(err, protocol.MethodRead, uri)
 	case err == nil && read != nil:
 		c.checkCacheable(uri, read.Cacheable)
 	}

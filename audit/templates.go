@@ -1,22 +1,31 @@
 package audit
 
 import (
+	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// Sections of the specification the rules of templates quote.
+const secCompleteResult = "schema, CompleteResult: completion"
+
 // The rules of resource templates and their completions.
 var (
-	ruleTemplateSyntax = newRule("template.syntax", Must,
-		`resources, resource templates: "Resource templates allow servers to expose parameterized resources using URI templates" (RFC 6570); a template that does not parse cannot be expanded or completed`)
-	ruleCompleteMax = newRule("complete.max-values", Must,
-		`completion, CompleteResult: "values: Array of suggestions (max 100)"; "Maximum 100 items per response"; schema: "Must not exceed 100 items."`)
-	ruleCompleteTotal = newRule("complete.total", Must,
-		`completion, schema: "total": "The total number of completion options available. This can exceed the number of values actually sent in the response." (so it is never fewer)`)
-	ruleCompleteHasMore = newRule("complete.has-more", Should,
-		`completion, schema: "hasMore": "Indicates whether there are additional completion options beyond those provided in the current response"; a total above the values sent says there are`)
-	ruleCompleteUnknown = newRule("complete.unknown-argument", Should,
-		`completion, error handling: "Servers SHOULD return standard JSON-RPC errors for common failure cases: ... Invalid prompt name: -32602 (Invalid params)"; "Servers SHOULD: ... Validate all inputs"; a template has no variable of that name`)
+	ruleTemplateSyntax = newRule("template.syntax",
+		`every listed template parses as an RFC 6570 URI template (by package uritemplate, which may be stricter than another parser). The schema says it is one, and requires nothing more`,
+		clause(everyVersion, Advice, "schema, ResourceTemplate: uriTemplate", "A URI template (according to RFC 6570) that can be used to construct resource URIs."))
+	ruleCompleteMax = newRule("complete.max-values",
+		`completes each variable of each template, from nothing typed, if the server advertises completions: at most 100 values. The schema bounds the field`,
+		clause(everyVersion, Must, secCompleteResult+": values", "An array of completion values. Must not exceed 100 items."))
+	ruleCompleteTotal = newRule("complete.total",
+		`a total, when given, is not below the number of values sent`,
+		clause(everyVersion, Advice, secCompleteResult+": total", "The total number of completion options available. This can exceed the number of values actually sent in the response."))
+	ruleCompleteHasMore = newRule("complete.has-more",
+		`hasMore is true when the total says more values remain than were sent`,
+		clause(everyVersion, Advice, secCompleteResult+": hasMore", "Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown."))
+	ruleCompleteUnknown = newRule("complete.unknown-argument",
+		`asks to complete a variable the template does not have: suggestions for it are advice to look at. An error, or no values, is a fine answer (an empty completion is "no suggestions"); the specification names no code for an unknown argument`,
+		clause(everyVersion, Advice, "server/resources, Resource Templates", "Resource templates allow servers to expose parameterized resources using URI templates. Arguments may be auto-completed through the completion API."))
 )
 
 // unknownVariable is a variable name no template has.
@@ -32,8 +41,11 @@ const maxCompletionValues = 100
 func checkTemplates(c *checker) error {
 	caps := c.cs.InitializeResult().Capabilities
 	completes := caps != nil && caps.Completions != nil
-	if !completes && len(c.templates) > 0 {
-		c.report.Skipped = append(c.report.Skipped, "completion: the server does not advertise completions")
+	switch {
+	case len(c.templates) == 0:
+		c.skip("templates: none listed", ruleTemplateSyntax, ruleCompleteMax, ruleCompleteTotal, ruleCompleteHasMore, ruleCompleteUnknown)
+	case !completes:
+		c.skip("completion: the server does not advertise completions", ruleCompleteMax, ruleCompleteTotal, ruleCompleteHasMore, ruleCompleteUnknown)
 	}
 	seen := make(map[string]bool)
 	for _, t := range c.templates {
@@ -80,6 +92,7 @@ func (c *checker) checkCompletion(template, name string) error {
 		if c.sessionFailed(err) {
 			return err
 		}
+		c.answer(err, protocol.MethodComplete, template)
 		return nil
 	}
 	if res == nil {
@@ -101,21 +114,18 @@ func (c *checker) checkCompletion(template, name string) error {
 }
 
 // checkUnknownVariable asks to complete a variable template does not
-// have, which must be refused with invalid params.
+// have: suggestions for it are advice; an error or no values are fine.
 func (c *checker) checkUnknownVariable(template string) error {
 	res, err := c.complete(template, unknownVariable)
-	e, isRPC := rpcError(err)
 	switch {
 	case err == nil:
-		n := 0
-		if res != nil {
-			n = len(res.Completion.Values)
+		if res != nil && len(res.Completion.Values) > 0 {
+			c.fail(ruleCompleteUnknown, template, "a variable it does not have (%s) was completed, with %d values", unknownVariable, len(res.Completion.Values))
 		}
-		c.fail(ruleCompleteUnknown, template, "a variable it does not have (%s) was completed, with %d values", unknownVariable, n)
-	case !isRPC && c.sessionFailed(err):
+	case c.sessionFailed(err):
 		return err
-	case isRPC && e.Code != codeInvalidParams:
-		c.fail(ruleCompleteUnknown, template, "a variable it does not have was answered with error %d (%s), want -32602", e.Code, e.Message)
+	default:
+		c.answer(err, protocol.MethodComplete, template)
 	}
 	return nil
 }

@@ -129,7 +129,15 @@ func TestTemplatesBroken(t *testing.T) {
 				return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"x"}, Total: 1}}, nil
 			})
 		}, []string{"complete.unknown-argument"}},
-		{"unknown-wrong-code", func() *mcp.Server {
+		{"unknown-empty", func() *mcp.Server { // no suggestions: a fine answer
+			return completingServer(func(p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+				if p.Argument.Name != "a" {
+					return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+				}
+				return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"1"}, Total: 1}}, nil
+			})
+		}, nil},
+		{"unknown-any-code", func() *mcp.Server { // no code is named for it
 			s := completingServer(completeA([]string{"1"}, 1, false))
 			forge(s, "completion/complete", func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 				if req.GetParams().(*mcp.CompleteParams).Argument.Name != "a" {
@@ -138,7 +146,7 @@ func TestTemplatesBroken(t *testing.T) {
 				return next(ctx, "completion/complete", req)
 			})
 			return s
-		}, []string{"complete.unknown-argument"}},
+		}, nil},
 		{"completion-fails", func() *mcp.Server { // an error for a real variable breaks nothing
 			return completingServer(func(*mcp.CompleteParams) (*mcp.CompleteResult, error) {
 				return nil, &jsonrpc.Error{Code: -32602, Message: "nothing to complete"}

@@ -3,18 +3,23 @@ package audit
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Updates collects the notifications/resources/updated a client session
-// receives, for Options.Updates. Set its Handle method as the client's
-// mcp.ClientOptions.ResourceUpdatedHandler. The zero value is ready to
+// Updates collects the notifications/resources/updated and
+// notifications/resources/list_changed a client session receives, for
+// Options.Updates. Set its Handle method as the client's
+// mcp.ClientOptions.ResourceUpdatedHandler, and HandleListChanged as its
+// ResourceListChangedHandler (at 2026-07-28 go-sdk's client listens for
+// list changes only if that handler is set). The zero value is ready to
 // use, and safe for concurrent use.
 type Updates struct {
-	mu      sync.Mutex
-	uris    []string
-	arrived chan struct{} // closed and replaced at each arrival
+	mu          sync.Mutex
+	uris        []string
+	listChanged int
+	arrived     chan struct{} // closed and replaced at each arrival
 }
 
 // Handle records the URI of an update.
@@ -25,10 +30,31 @@ func (u *Updates) Handle(_ context.Context, req *mcp.ResourceUpdatedNotification
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.uris = append(u.uris, req.Params.URI)
+	u.wake()
+}
+
+// HandleListChanged records a change to the list of resources.
+func (u *Updates) HandleListChanged(context.Context, *mcp.ResourceListChangedRequest) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.listChanged++
+	u.wake()
+}
+
+// wake tells the waiters that something arrived. u.mu is held.
+func (u *Updates) wake() {
 	if u.arrived != nil {
 		close(u.arrived)
 		u.arrived = nil
 	}
+}
+
+// next returns a channel closed at the next arrival. u.mu is held.
+func (u *Updates) next() <-chan struct{} {
+	if u.arrived == nil {
+		u.arrived = make(chan struct{})
+	}
+	return u.arrived
 }
 
 // since returns the URIs received after the first n, and a channel closed
@@ -36,10 +62,7 @@ func (u *Updates) Handle(_ context.Context, req *mcp.ResourceUpdatedNotification
 func (u *Updates) since(n int) ([]string, <-chan struct{}) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.arrived == nil {
-		u.arrived = make(chan struct{})
-	}
-	return append([]string(nil), u.uris[min(n, len(u.uris)):]...), u.arrived
+	return append([]string(nil), u.uris[min(n, len(u.uris)):]...), u.next()
 }
 
 // count returns how many updates have arrived.
@@ -47,4 +70,33 @@ func (u *Updates) count() int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return len(u.uris)
+}
+
+// listChangedCount returns how many list changes have arrived.
+func (u *Updates) listChangedCount() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.listChanged
+}
+
+// awaitListChanged reports whether more than start list changes have
+// arrived, or arrive within d.
+func (u *Updates) awaitListChanged(ctx context.Context, start int, d time.Duration) bool {
+	timeout := time.NewTimer(d)
+	defer timeout.Stop()
+	for {
+		u.mu.Lock()
+		n, next := u.listChanged, u.next()
+		u.mu.Unlock()
+		if n > start {
+			return true
+		}
+		select {
+		case <-next:
+		case <-timeout.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
 }

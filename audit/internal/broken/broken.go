@@ -7,8 +7,11 @@ package broken
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/mcpres/mcpres/internal/protocol"
@@ -37,7 +40,7 @@ func Several() *mcp.Server {
 }
 
 // Base returns a server that breaks no rule but go-sdk's not-found
-// code before 2026-07-28: two text resources, a template whose variable it
+// code at 2025-11-25: two text resources, a template whose variable it
 // completes, and subscriptions to what exists only.
 func Base() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "broken", Version: "v0"}, &mcp.ServerOptions{
@@ -62,9 +65,11 @@ func Base() *mcp.Server {
 	return s
 }
 
-// Breakers break one rule each, on a Base server. The subscription
-// delivery rules, which mcpaudit does not check (it cannot change a
-// resource), are not among them.
+// Breakers break one rule each, on a Base server. The rules of
+// notifications break only when the test makes a change (with
+// Server.ResourceUpdated, Server.AddResource, or the tools of
+// testdata/broken); subscribe.unsubscribed-silent only before 2026-07-28,
+// where unsubscribing is a request the server can ignore.
 var Breakers = map[string]func(s *mcp.Server){
 	"list.ends": func(s *mcp.Server) {
 		listPages(s, map[string]*mcp.ListResourcesResult{
@@ -96,6 +101,24 @@ var Breakers = map[string]func(s *mcp.Server){
 			return &mcp.ListResourcesResult{Resources: []*mcp.Resource{res("test://b", "b")}}, nil
 		})
 	},
+	"cursor.forgeable": func(s *mcp.Server) { // cursors are offsets: any number is a position
+		all := []*mcp.Resource{res("test://a", "a"), res("test://b", "b")}
+		Forge(s, protocol.MethodListResources, func(_ context.Context, req mcp.Request, _ mcp.MethodHandler) (mcp.Result, error) {
+			from := 0
+			if cur := req.GetParams().(*mcp.ListResourcesParams).Cursor; cur != "" {
+				n, err := strconv.Atoi(cur)
+				if err != nil || n < 0 {
+					return nil, &jsonrpc.Error{Code: -32602, Message: "invalid cursor"}
+				}
+				from = min(n, len(all))
+			}
+			page := &mcp.ListResourcesResult{Resources: all[from:min(from+1, len(all))]}
+			if from+1 < len(all) {
+				page.NextCursor = strconv.Itoa(from + 1)
+			}
+			return page, nil
+		})
+	},
 	"cursor.opaque": func(s *mcp.Server) {
 		c := base64.StdEncoding.EncodeToString([]byte("after test://a"))
 		listPages(s, map[string]*mcp.ListResourcesResult{
@@ -116,7 +139,18 @@ var Breakers = map[string]func(s *mcp.Server){
 	"read.listed": func(s *mcp.Server) {
 		listPages(s, map[string]*mcp.ListResourcesResult{"": {Resources: []*mcp.Resource{res("test://a", "a"), res("test://gone", "gone")}}})
 	},
-	"read.contents":     func(s *mcp.Server) { readAs(s, "test://b") },
+	"read.contents": func(s *mcp.Server) { readAs(s, "test://b", nil) },
+	"read.single-uri": func(s *mcp.Server) {
+		readAs(s, "test://b", &mcp.ResourceContents{URI: "test://elsewhere", MIMEType: "text/plain", Text: "x"})
+	},
+	"read.blob-encoding": func(s *mcp.Server) {
+		Forge(s, protocol.MethodRead, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+			if req.GetParams().(*mcp.ReadResourceParams).URI == "test://b" {
+				return badBlob{&mcp.ReadResourceResult{}}, nil
+			}
+			return next(ctx, protocol.MethodRead, req)
+		})
+	},
 	"read.content-uri":  func(s *mcp.Server) { readAs(s, "test://b", &mcp.ResourceContents{MIMEType: "text/plain", Text: "x"}) },
 	"read.content-mime": func(s *mcp.Server) { readAs(s, "test://b", &mcp.ResourceContents{URI: "test://b", Text: "x"}) },
 	"read.text-or-blob": func(s *mcp.Server) {
@@ -146,11 +180,24 @@ var Breakers = map[string]func(s *mcp.Server){
 		})
 	},
 	"notfound.malformed-uri": func(s *mcp.Server) {
-		Forge(s, protocol.MethodRead, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-			if !strings.Contains(req.GetParams().(*mcp.ReadResourceParams).URI, "://") { // not a URI
-				return nil, &jsonrpc.Error{Code: -32603, Message: "internal"}
-			}
-			return next(ctx, protocol.MethodRead, req)
+		malformedAs(s, func() (mcp.Result, error) { return nil, &jsonrpc.Error{Code: -32603, Message: "internal"} })
+	},
+	"read.malformed-uri": func(s *mcp.Server) {
+		malformedAs(s, func() (mcp.Result, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://a", MIMEType: "text/plain", Text: "hello"}}}, nil
+		})
+	},
+	"error.reserved-code": func(s *mcp.Server) {
+		notFoundAs(s, func(string) (mcp.Result, error) {
+			return nil, &jsonrpc.Error{Code: -32029, Message: "rate limited", Data: json.RawMessage(`{"uri": "x"}`)}
+		})
+	},
+	"list.changed":       func(s *mcp.Server) { drop(s, protocol.NotificationListChanged) }, // the list changes, untold
+	"subscribe.delivers": func(s *mcp.Server) { drop(s, protocol.NotificationResourceUpdated) },
+	"subscribe.unsubscribed-silent": func(s *mcp.Server) { // before 2026-07-28: unsubscribing keeps the subscription
+		Forge(s, protocol.MethodUnsubscribe, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+			req.GetParams().(*mcp.UnsubscribeParams).URI = "test://never-subscribed"
+			return next(ctx, protocol.MethodUnsubscribe, req)
 		})
 	},
 	"template.syntax": func(s *mcp.Server) { templatesAs(s, &mcp.ResourceTemplate{URITemplate: "test://t/{id", Name: "t"}) },
@@ -166,12 +213,6 @@ var Breakers = map[string]func(s *mcp.Server){
 	"complete.unknown-argument": func(s *mcp.Server) {
 		Forge(s, protocol.MethodComplete, func(context.Context, mcp.Request, mcp.MethodHandler) (mcp.Result, error) {
 			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"x"}}}, nil
-		})
-	},
-	"subscribe.missing": func(s *mcp.Server) {
-		Forge(s, protocol.MethodSubscribe, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-			req.GetParams().(*mcp.SubscribeParams).URI = "test://a" // accepted as if it named test://a
-			return next(ctx, protocol.MethodSubscribe, req)
 		})
 	},
 	"cache.hints": func(s *mcp.Server) {
@@ -252,15 +293,54 @@ func readAs(s *mcp.Server, uri string, contents ...*mcp.ResourceContents) {
 	})
 }
 
-// notFoundAs answers a read of anything the base server does not hold.
+// notFoundAs answers a read of a URI the base server does not hold (but
+// not of a string that is not a URI).
 func notFoundAs(s *mcp.Server, answer func(version string) (mcp.Result, error)) {
 	Forge(s, protocol.MethodRead, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 		uri := req.GetParams().(*mcp.ReadResourceParams).URI
-		if uri == "test://a" || uri == "test://b" || strings.HasPrefix(uri, "test://t/") {
+		if uri == "test://a" || uri == "test://b" || strings.HasPrefix(uri, "test://t/") || !isURI(uri) {
 			return next(ctx, protocol.MethodRead, req)
 		}
 		return answer(req.GetSession().(*mcp.ServerSession).InitializeParams().ProtocolVersion)
 	})
+}
+
+// drop makes s send no notification of method.
+func drop(s *mcp.Server, method string) {
+	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, m string, req mcp.Request) (mcp.Result, error) {
+			if m == method {
+				return nil, nil
+			}
+			return next(ctx, m, req)
+		}
+	})
+}
+
+// malformedAs answers a read of a string that is not a URI.
+func malformedAs(s *mcp.Server, answer func() (mcp.Result, error)) {
+	Forge(s, protocol.MethodRead, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+		if !isURI(req.GetParams().(*mcp.ReadResourceParams).URI) {
+			return answer()
+		}
+		return next(ctx, protocol.MethodRead, req)
+	})
+}
+
+// isURI reports whether s looks like a URI to the breakers: a scheme and
+// no space.
+func isURI(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme != "" && !strings.ContainsRune(s, ' ')
+}
+
+// badBlob is a read result whose one content's blob is not base64, which
+// go-sdk would never send.
+type badBlob struct{ *mcp.ReadResourceResult }
+
+// MarshalJSON writes the result with a blob that is not base64.
+func (badBlob) MarshalJSON() ([]byte, error) {
+	return []byte(`{"contents": [{"uri": "test://b", "mimeType": "application/octet-stream", "blob": "not base64!"}]}`), nil
 }
 
 func completeAs(s *mcp.Server, values []string, total int, hasMore bool) {

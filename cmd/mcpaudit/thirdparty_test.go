@@ -1,0 +1,226 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpres/mcpres/mcptest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests of this file audit servers nobody here wrote, at pinned
+// versions: go-sdk's and mcp-go's examples, built from the module cache
+// (or the module proxy), and the TypeScript SDK's
+// @modelcontextprotocol/server-everything, installed with npm where Node
+// is. Each is audited at every version, over each transport it serves, and
+// makes no MUST finding; what it breaks, the test names, with the clause
+// that makes it a finding (see the table of docs/auditing.md). A server
+// that cannot be built or installed here (no network, no cache, no Node)
+// is skipped, saying why.
+
+// installGo builds the main package pkg@version into a directory of its
+// own, outside this module, and returns the binary; it skips t if go
+// cannot.
+func installGo(t *testing.T, pkg string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("go", "install", pkg)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "GOBIN="+dir, "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("cannot build %s here (no module cache, no proxy?): %v\n%s", pkg, err, out)
+	}
+	name, _, _ := strings.Cut(path.Base(pkg), "@")
+	return filepath.Join(dir, name)
+}
+
+// startEnv starts bin with args and env, which make it serve HTTP at
+// addr, and waits until addr accepts connections. It kills it when t
+// ends.
+func startEnv(t *testing.T, addr string, env []string, bin string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = mcptest.Stderr(t, cmd)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "%s does not listen at %s", bin, addr)
+	}
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// audits runs mcpaudit with args and -format json, and returns the exit
+// code and, for each audit ("transport asked→negotiated"), the rules it
+// found broken, as "SEVERITY rule", sorted; and what each skipped.
+func audits(t *testing.T, args ...string) (int, map[string][]string, map[string][]string) {
+	t.Helper()
+	code, out, stderr := mcpaudit(append([]string{"-format", "json"}, args...)...)
+	var got struct {
+		Audits []struct {
+			Transport, Asked, Error string
+			Report                  *struct {
+				Protocol string
+				Skipped  []string
+				Findings []struct{ Rule, Severity, Target, Seen string }
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), "%s\n%s", out, stderr)
+	found, skipped := map[string][]string{}, map[string][]string{}
+	for _, a := range got.Audits {
+		require.Empty(t, a.Error, stderr)
+		key := fmt.Sprintf("%s %s→%s", a.Transport, a.Asked, a.Report.Protocol)
+		var rules []string
+		for _, f := range a.Report.Findings {
+			assert.NotEqual(t, "MUST", f.Severity, "%s: %s %s: %s", key, f.Rule, f.Target, f.Seen)
+			if r := f.Severity + " " + f.Rule; !slices.Contains(rules, r) {
+				rules = append(rules, r)
+			}
+		}
+		slices.Sort(rules)
+		found[key], skipped[key] = rules, a.Report.Skipped
+	}
+	return code, found, skipped
+}
+
+// go-sdk's examples: "everything" over stdio and HTTP, and
+// "sequentialthinking" over stdio.
+func TestGoSDKExamples(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds go-sdk's examples")
+	}
+	everything := installGo(t, "github.com/modelcontextprotocol/go-sdk/examples/server/everything@v1.8.0")
+	addr := freeAddr(t)
+	startEnv(t, addr, nil, everything, "-http", addr) // it does not stop cleanly on an interrupt, as mcptest.StartHTTP wants
+	url := "http://" + addr + "/"
+	code, found, _ := audits(t, "-protocol", "all", "-url", url, "--", everything)
+	assert.Equal(t, 0, code)
+	// It completes a variable its template does not have (ADVICE: no
+	// version forbids it), and answers a resource not found with -32602,
+	// where 2025-11-25 says -32002 (SHOULD).
+	unknown := "ADVICE complete.unknown-argument"
+	wrongCode := "SHOULD notfound.code"
+	assert.Equal(t, map[string][]string{
+		"stdio 2025-06-18→2025-06-18": {unknown},
+		"stdio 2025-11-25→2025-11-25": {unknown, wrongCode},
+		"stdio 2026-07-28→2026-07-28": {unknown},
+		"http 2025-06-18→2025-06-18":  {unknown},
+		"http 2025-11-25→2025-11-25":  {unknown, wrongCode},
+		// Its stateful HTTP handler answers 2026-07-28 at 2025-11-25.
+		"http 2026-07-28→2025-11-25": {unknown, wrongCode},
+	}, found)
+
+	thinking := installGo(t, "github.com/modelcontextprotocol/go-sdk/examples/server/sequentialthinking@v1.8.0")
+	code, found, _ = audits(t, "-protocol", "all", "--", thinking)
+	assert.Equal(t, 0, code)
+	assert.Equal(t, map[string][]string{
+		"stdio 2025-06-18→2025-06-18": nil,
+		"stdio 2025-11-25→2025-11-25": {wrongCode},
+		"stdio 2026-07-28→2026-07-28": nil,
+	}, found)
+}
+
+// mcp-go's examples: "everything" over stdio, "conformance" over HTTP.
+func TestMCPGoExamples(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds mcp-go's examples")
+	}
+	everything := installGo(t, "github.com/mark3labs/mcp-go/examples/everything@v1.2.1")
+	conformance := installGo(t, "github.com/mark3labs/mcp-go/examples/conformance@v1.2.1")
+	addr := freeAddr(t)
+	startEnv(t, addr, []string{"CONFORMANCE_ADDR=" + addr}, conformance)
+	code, found, _ := audits(t, "-protocol", "all", "-url", "http://"+addr+"/mcp", "--", everything)
+	assert.Equal(t, 0, code)
+	// Its cursors are the base64 of a name, and take any: base64 of "3"
+	// is a position (ADVICE). Its not-found error has no data (ADVICE:
+	// only the example has it).
+	want := []string{"ADVICE cursor.forgeable", "ADVICE notfound.data"}
+	assert.Equal(t, map[string][]string{
+		"stdio 2025-06-18→2025-06-18": want,
+		"stdio 2025-11-25→2025-11-25": want,
+		"stdio 2026-07-28→2026-07-28": want,
+		"http 2025-06-18→2025-06-18":  want,
+		"http 2025-11-25→2025-11-25":  want,
+		"http 2026-07-28→2026-07-28":  want,
+	}, found)
+}
+
+// The TypeScript SDK's server-everything, over stdio and HTTP, with its
+// tools as the changes: toggle-subscriber-updates sends an update to each
+// subscription at once, gzip-file-as-resource adds a resource.
+func TestServerEverything(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("installs @modelcontextprotocol/server-everything")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node here")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("no npm here")
+	}
+	const pkg = "@modelcontextprotocol/server-everything@2026.8.31"
+	dir := t.TempDir()
+	install := exec.Command(npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", dir, pkg)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Skipf("cannot install %s here (no registry?): %v\n%s", pkg, err, out)
+	}
+	server := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	addr := freeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	startEnv(t, addr, []string{"PORT=" + port}, node, server, "streamableHttp")
+
+	code, found, skipped := audits(t, "-protocol", "all", "-wait", "3s",
+		"-change", "tool:toggle-subscriber-updates",
+		"-list-change", `tool:gzip-file-as-resource {"name": "audit.gz", "data": "data:text/plain;base64,aGVsbG8="}`,
+		"-url", "http://"+addr+"/mcp", "--", node, server, "stdio")
+	assert.Equal(t, 0, code)
+	// It answers any cursor, garbage too, with the first page (SHOULD);
+	// a string that is not a URI with -32603 (ADVICE); a resource not
+	// found with -32602, without data: at 2025-11-25 the code is the
+	// finding (SHOULD), at 2025-06-18, whose page says -32602, the data
+	// (ADVICE). It speaks no 2026-07-28: asked for it, it answers at
+	// 2025-11-25.
+	at20250618 := []string{"ADVICE notfound.data", "ADVICE notfound.malformed-uri", "SHOULD cursor.invalid"}
+	at20251125 := []string{"ADVICE notfound.malformed-uri", "SHOULD cursor.invalid", "SHOULD notfound.code"}
+	assert.Equal(t, map[string][]string{
+		"stdio 2025-06-18→2025-06-18": at20250618,
+		"stdio 2025-11-25→2025-11-25": at20251125,
+		"stdio 2026-07-28→2025-11-25": at20251125,
+		"http 2025-06-18→2025-06-18":  at20250618,
+		"http 2025-11-25→2025-11-25":  at20251125,
+		"http 2026-07-28→2025-11-25":  at20251125,
+	}, found)
+	for key, s := range skipped {
+		assert.Empty(t, s, "%s: delivery and list changes were checked", key)
+	}
+}
