@@ -51,6 +51,13 @@ import (
 // StreamableHTTPOptions.DisableLocalhostProtection is set); on another
 // address, check the Host header in front (docs/security.md).
 //
+// Every event stream it serves carries the header X-Accel-Buffering: no,
+// so that a proxy such as nginx passes each event on at once, and gets an
+// SSE comment (": keepalive") once it has been quiet for DefaultKeepAlive,
+// so that a proxy or load balancer does not close a stream that waits
+// for changes as idle; WithKeepAlive changes the period, or turns the
+// comments off.
+//
 // NewHTTPHandler panics if server is nil.
 func NewHTTPHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.Handler {
 	if server == nil {
@@ -65,7 +72,7 @@ func NewHTTPHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.Ha
 	stateful := mcp.NewStreamableHTTPHandler(get, &o)
 	o.Stateless = true
 	stateless := mcp.NewStreamableHTTPHandler(get, &o)
-	return &originCheck{policy: &origin.Policy{}, next: &eraHandler{stateful: stateful, stateless: stateless}}
+	return &originCheck{policy: &origin.Policy{}, next: &keepAlive{next: &eraHandler{stateful: stateful, stateless: stateless}}}
 }
 
 // An eraHandler sends each request to the go-sdk handler of its protocol
