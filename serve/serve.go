@@ -15,6 +15,10 @@
 //     that reaches the server through DNS rebinding names the server's
 //     own host as its origin: go-sdk refuses it on loopback addresses,
 //     elsewhere require authentication (see docs/security.md);
+//   - event streams carry X-Accel-Buffering: no, and an SSE comment
+//     once quiet for KeepAlive, so that a proxy or load balancer in front
+//     neither buffers them nor closes a stream that waits for changes as
+//     idle;
 //   - slow or oversized requests are cut off (ReadHeaderTimeout,
 //     ReadTimeout, MaxHeaderBytes), idle connections closed (IdleTimeout);
 //   - when the context ends, the server stops: requests in flight (event
@@ -41,7 +45,8 @@ import (
 
 // Handler returns the handler of server's endpoint: at opts.Path,
 // resource.NewHTTPHandler serves clients of every protocol version, with
-// opts.SessionTimeout and request cancellation on stateless HTTP, behind
+// opts.SessionTimeout, request cancellation on stateless HTTP, and a
+// comment on each event stream quiet for opts.KeepAlive, behind
 // opts.Wrap, behind the check of the Origin header (opts.AllowedOrigins;
 // refusals logged to opts.Logger at Debug); every other path gets 404.
 // opts may be nil.
@@ -79,6 +84,9 @@ func (o *Options) handler(server *mcp.Server) (http.Handler, error) {
 			return nil, errors.New("serve: Options.Wrap returned a nil handler")
 		}
 	}
+	// Event streams get a comment once quiet for o.KeepAlive. Outside
+	// Wrap, so that a WithKeepAlive in Wrap, nearer the streams, decides.
+	h = resource.WithKeepAlive(h, o.KeepAlive)
 	// Web pages of other origins are refused before Wrap sees them (with
 	// 403, not a 401 of its authentication), and refusals logged to
 	// o.Logger; the check of resource.NewHTTPHandler passes what this one
