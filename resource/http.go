@@ -74,6 +74,13 @@ import (
 // around it, recorded one: behind a proxy, wrap it so, naming the
 // proxy's header.
 //
+// Every event stream it serves carries the header X-Accel-Buffering: no,
+// so that a proxy such as nginx passes each event on at once, and gets an
+// SSE comment (": keepalive") once it has been quiet for DefaultKeepAlive,
+// so that a proxy or load balancer does not close a stream that waits
+// for changes as idle; WithKeepAlive changes the period, or turns the
+// comments off.
+//
 // NewHTTPHandler panics if server is nil.
 func NewHTTPHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.Handler {
 	if server == nil {
@@ -93,7 +100,7 @@ func NewHTTPHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.Ha
 	if limit == 0 {
 		limit = mcp.DefaultMaxRequestBodyBytes
 	}
-	return &originCheck{policy: &origin.Policy{}, next: &eraHandler{stateful: stateful, stateless: stateless, limit: limit, sessions: newSessionGate(server)}}
+	return &originCheck{policy: &origin.Policy{}, next: &keepAlive{next: &eraHandler{stateful: stateful, stateless: stateless, limit: limit, sessions: newSessionGate(server)}}}
 }
 
 // An eraHandler sends each request to the go-sdk handler of its protocol

@@ -25,7 +25,9 @@
 // of every protocol version on one URL, each receiving its
 // notifications. It refuses web pages of other origins (their Origin
 // header) with 403, as the specification requires; [CheckOrigin] allows
-// the origins of a server's browser clients. Every URI the registry
+// the origins of a server's browser clients. Its event streams carry
+// X-Accel-Buffering: no, and a comment when quiet, so that proxies pass
+// them on and keep them open ([WithKeepAlive]). Every URI the registry
 // lists is one it accepts in a read: build instance URIs with
 // [Registry.Expand].
 //

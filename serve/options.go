@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/internal/origin"
+	"github.com/mcpres/mcpres/resource"
 )
 
 // The defaults of Options, for a server reachable by clients it does not
@@ -81,6 +82,15 @@ type Options struct {
 	// handlers to return before it closes the connections left. Zero
 	// means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// KeepAlive is how long an event stream of the endpoint (a
+	// 2026-07-28 subscriptions/listen, an older session's GET stream, a
+	// response streamed as events) may stay quiet before it gets an SSE
+	// comment, so that a proxy or load balancer in front does not close
+	// it as idle: keep it below the shortest idle timeout between the
+	// server and its clients. Zero means resource.DefaultKeepAlive (25 s).
+	// To turn the comments off, Wrap the handler with
+	// resource.WithKeepAlive(h, -1).
+	KeepAlive time.Duration
 	// Logger receives the URL Serve serves, at Info, each request refused
 	// for its Origin header, at Debug, and net/http's own errors
 	// (http.Server.ErrorLog), at Error. Nil means slog.Default().
@@ -133,6 +143,7 @@ func (o *Options) withDefaults() (Options, error) {
 		{"IdleTimeout", c.IdleTimeout},
 		{"SessionTimeout", c.SessionTimeout},
 		{"ShutdownTimeout", c.ShutdownTimeout},
+		{"KeepAlive", c.KeepAlive},
 	} {
 		if d.value < 0 {
 			bad(d.field, fmt.Errorf("negative duration %v", d.value))
@@ -154,6 +165,7 @@ func (o *Options) withDefaults() (Options, error) {
 	c.MaxHeaderBytes = cmp.Or(c.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	c.SessionTimeout = cmp.Or(c.SessionTimeout, DefaultSessionTimeout)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
+	c.KeepAlive = cmp.Or(c.KeepAlive, resource.DefaultKeepAlive)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	return c, nil
 }

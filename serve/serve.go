@@ -18,6 +18,10 @@
 //   - a 2026-07-28 request whose Mcp-Protocol-Version, Mcp-Method or
 //     Mcp-Name header does not match its body gets 400 and -32020
 //     HeaderMismatch (resource.NewHTTPHandler);
+//   - event streams carry X-Accel-Buffering: no, and an SSE comment
+//     once quiet for KeepAlive, so that a proxy or load balancer in front
+//     neither buffers them nor closes a stream that waits for changes as
+//     idle;
 //   - slow or oversized requests are cut off (ReadHeaderTimeout,
 //     ReadTimeout, MaxHeaderBytes), idle connections closed (IdleTimeout);
 //   - when the context ends, the server stops: requests in flight (event
@@ -44,7 +48,8 @@ import (
 
 // Handler returns the handler of server's endpoint: at opts.Path,
 // resource.NewHTTPHandler serves clients of every protocol version, with
-// opts.SessionTimeout and request cancellation on stateless HTTP, behind
+// opts.SessionTimeout, request cancellation on stateless HTTP, and a
+// comment on each event stream quiet for opts.KeepAlive, behind
 // opts.Wrap, behind the check of the Origin header (opts.AllowedOrigins;
 // refusals logged to opts.Logger at Debug); every other path gets 404.
 // opts may be nil.
@@ -82,6 +87,9 @@ func (o *Options) handler(server *mcp.Server) (http.Handler, error) {
 			return nil, errors.New("serve: Options.Wrap returned a nil handler")
 		}
 	}
+	// Event streams get a comment once quiet for o.KeepAlive. Outside
+	// Wrap, so that a WithKeepAlive in Wrap, nearer the streams, decides.
+	h = resource.WithKeepAlive(h, o.KeepAlive)
 	// Web pages of other origins are refused before Wrap sees them (with
 	// 403, not a 401 of its authentication), and refusals logged to
 	// o.Logger; the check of resource.NewHTTPHandler passes what this one

@@ -33,10 +33,11 @@ const (
 	slowURI = "test://slow"
 )
 
-// A testServer is a go-sdk server of a registry that holds helloURI and
-// slowURI.
+// A testServer is a go-sdk server of a registry, reg, that holds
+// helloURI and slowURI.
 type testServer struct {
 	*mcp.Server
+	reg     *resource.Registry
 	started chan struct{} // a read of slowURI has started
 	ended   chan error    // and ended, with its context's cause (nil if not cancelled)
 }
@@ -62,6 +63,7 @@ func newTestServer(t *testing.T) *testServer {
 				return nil, t.Context().Err()
 			}
 		}))
+	s.reg = reg
 	s.Server, err = reg.NewServer(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
 	require.NoError(t, err)
 	return s
@@ -439,6 +441,7 @@ func TestInvalid(t *testing.T) {
 		{"negative IdleTimeout", &serve.Options{IdleTimeout: -1}, []string{"serve: Options.IdleTimeout: negative duration"}},
 		{"negative SessionTimeout", &serve.Options{SessionTimeout: -1}, []string{"serve: Options.SessionTimeout: negative duration"}},
 		{"negative ShutdownTimeout", &serve.Options{ShutdownTimeout: -1}, []string{"serve: Options.ShutdownTimeout: negative duration"}},
+		{"negative KeepAlive", &serve.Options{KeepAlive: -1}, []string{"serve: Options.KeepAlive: negative duration"}},
 		{"negative MaxHeaderBytes", &serve.Options{MaxHeaderBytes: -1}, []string{"serve: Options.MaxHeaderBytes: negative size -1"}},
 		{"two bad fields", &serve.Options{ReadTimeout: -1, MaxHeaderBytes: -1}, []string{"Options.ReadTimeout", "Options.MaxHeaderBytes"}},
 		{"an allowed origin with a path", &serve.Options{AllowedOrigins: []string{"*", "https://app.example.com/"}},
