@@ -2,6 +2,7 @@ package mcpotel_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -538,11 +539,13 @@ func TestBusResync(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tel := newTelemetry(t)
 		bus := &resyncBus{}
-		reg, err := resource.NewRegistry(&resource.Options{Observer: tel.obs, Subscriptions: resource.SubscriptionOptions{Bus: bus}})
+		reg, err := resource.NewRegistry(&resource.Options{Observer: tel.obs, Logger: slog.New(slog.DiscardHandler),
+			Subscriptions: resource.SubscriptionOptions{Bus: bus}})
 		require.NoError(t, err)
 		defer reg.Close()
 		bus.deliver(subscribe.Change{Kind: subscribe.Resync, Value: "test"})
 		bus.deliver(subscribe.Change{Kind: subscribe.Resync, Value: "test"})
+		time.Sleep(time.Second) // the second is made when the second after the first ends
 		synctest.Wait()
 		ms := tel.collect(t)
 		assert.EqualValues(t, 2, sum(t, ms, "mcpres.bus.resyncs"))
