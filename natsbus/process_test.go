@@ -1,12 +1,7 @@
 package natsbus_test
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"net"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,105 +10,11 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/natsbus"
+	"github.com/mcpres/mcpres/natsbus/natstest"
 	"github.com/mcpres/mcpres/subscribe"
-	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// serverPortEnv, set in its environment, makes the test binary a NATS
-// server on that port instead (see TestMain).
-const serverPortEnv = "NATSBUS_TEST_SERVER_PORT"
-
-// TestMain runs the tests, or, when serverPortEnv is set, a NATS server
-// as a process of its own (see startServerProcess).
-func TestMain(m *testing.M) {
-	if port := os.Getenv(serverPortEnv); port != "" {
-		os.Exit(runServer(port))
-	}
-	os.Exit(m.Run())
-}
-
-// runServer runs a NATS server on 127.0.0.1:port, says "ready" on its
-// standard output once it accepts connections, and runs until its
-// standard input closes (its parent ended) or it is killed.
-func runServer(port string) int {
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: p, NoLog: true, NoSigs: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(waitTimeout) {
-		fmt.Fprintln(os.Stderr, "NATS server not ready")
-		return 1
-	}
-	fmt.Println("ready")
-	io.Copy(io.Discard, os.Stdin)
-	ns.Shutdown()
-	return 0
-}
-
-// A serverProcess is a NATS server running in a process of its own:
-// the test binary run again, with serverPortEnv set.
-type serverProcess struct {
-	cmd    *exec.Cmd
-	stderr logBuffer     // safe to read while the process writes
-	done   chan struct{} // closed once the process has ended
-}
-
-// startServerProcess starts a NATS server process on port, and returns
-// once it accepts connections. It is killed when t ends.
-func startServerProcess(t *testing.T, port int) *serverProcess {
-	t.Helper()
-	p := &serverProcess{cmd: exec.Command(os.Args[0], "-test.run=^$"), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), serverPortEnv+"="+strconv.Itoa(port))
-	p.cmd.Stderr = &p.stderr
-	_, err := p.cmd.StdinPipe() // closed when this process ends, and the server with it
-	require.NoError(t, err)
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	p.cmd.Stdout = w
-	require.NoError(t, p.cmd.Start())
-	w.Close()
-	go func() { p.cmd.Wait(); r.Close(); close(p.done) }()
-	t.Cleanup(p.kill)
-
-	ready := make(chan bool, 1)
-	go func() {
-		line, _ := bufio.NewReader(r).ReadString('\n')
-		ready <- line == "ready\n"
-		io.Copy(io.Discard, r)
-	}()
-	select {
-	case ok := <-ready:
-		require.True(t, ok, "NATS server process: %s", p.stderr.String())
-	case <-time.After(waitTimeout):
-		t.Fatalf("NATS server process not ready after %v", waitTimeout)
-	}
-	return p
-}
-
-// kill kills the process (SIGKILL: no goodbye to the clients), and
-// returns once it has ended.
-func (p *serverProcess) kill() {
-	p.cmd.Process.Kill()
-	<-p.done
-}
-
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // A published change, and when Publish was called.
 type published struct {
@@ -136,9 +37,9 @@ func (r *recorder) snapshot() ([]subscribe.Change, []time.Time) {
 // published; each listener is delivered a Resync within 5 s of the
 // server's return; once all are back, changes reach every replica.
 func TestServerProcessRestart(t *testing.T) {
-	port := freePort(t)
+	port := natstest.FreePort(t)
 	url := "nats://127.0.0.1:" + strconv.Itoa(port)
-	server := startServerProcess(t, port)
+	server := natstest.Start(t, port)
 
 	const replicas, perOutage = 3, 5
 	buses := make([]*natsbus.Bus, replicas)
@@ -178,7 +79,7 @@ func TestServerProcessRestart(t *testing.T) {
 	}
 	waitEverywhere("before")
 
-	server.kill()
+	server.Kill()
 	for i := range replicas {
 		require.Eventually(t, func() bool { return logs[i].lines(downLine) > 0 }, waitTimeout, time.Millisecond, logs[i].String())
 	}
@@ -187,7 +88,7 @@ func TestServerProcessRestart(t *testing.T) {
 			publish(i, updated(fmt.Sprintf("x://%d/outage/%d", i, k)))
 		}
 	}
-	server = startServerProcess(t, port)
+	server = natstest.Start(t, port)
 	back := time.Now()
 
 	// Changes every 10 ms from each replica, until each has reached every

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpres/mcpres/natsbus/natstest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -36,9 +37,7 @@ import (
 var binPath string
 
 func TestMain(m *testing.M) {
-	if port := os.Getenv(natsPortEnv); port != "" {
-		os.Exit(runNATS(port)) // a NATS server process for outage_test.go
-	}
+	natstest.ServeIfAsked() // a NATS server process for outage_test.go
 	// Filling a database takes seconds under the race detector: the one
 	// the tests copy is filled once, from the start, while the binary
 	// builds and the tests that need no copy run.

@@ -7,8 +7,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,8 +19,8 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/mcptest"
+	"github.com/mcpres/mcpres/natsbus/natstest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -81,12 +79,12 @@ const (
 // more: no subscriber of any era, on any replica, is left stale.
 func TestPostgresReplicasNATSRestart(t *testing.T) {
 	dsn, schema := postgresSchema(t)
-	port := freePort(t)
-	ns := startNATSProcess(t, port)
+	port := natstest.FreePort(t)
+	ns := natstest.Start(t, port)
 	o := startOutageRun(t, dsn, schema, "nats://127.0.0.1:"+strconv.Itoa(port))
 
 	o.began = time.Now()
-	ns.kill()
+	ns.Kill()
 	for _, r := range o.replicas {
 		r.WaitLog("natsbus: broker unreachable")
 	}
@@ -99,7 +97,7 @@ func TestPostgresReplicasNATSRestart(t *testing.T) {
 	}
 	o.change(psqlSource, outageRows+outageChanges-1, "outage")
 
-	startNATSProcess(t, port)
+	natstest.Start(t, port)
 	o.afterReturn(time.Now(), 0) // a replica's change first: NATS carries those
 }
 
@@ -116,8 +114,8 @@ func TestPostgresReplicasPostgresRestart(t *testing.T) {
 	if ctl == "" {
 		t.Skip("MCPRES_TEST_POSTGRES_CTL not set: run through scripts/postgres.sh")
 	}
-	port := freePort(t)
-	startNATSProcess(t, port)
+	port := natstest.FreePort(t)
+	natstest.Start(t, port)
 	for _, bus := range []string{"postgres", "nats://127.0.0.1:" + strconv.Itoa(port)} {
 		name, _, _ := strings.Cut(bus, ":")
 		t.Run(name, func(t *testing.T) {
@@ -711,83 +709,4 @@ func listenRaw(t *testing.T, url string, w *watcher) {
 		}
 	}()
 	require.NoError(t, mcptest.Receive(t, acked, "the acknowledgment of subscriptions/listen"))
-}
-
-// natsPortEnv, set in its environment, makes the test binary a NATS
-// server on that port (see TestMain and startNATSProcess).
-const natsPortEnv = "RECORDS_TEST_NATS_PORT"
-
-// runNATS runs a NATS server on 127.0.0.1:port, says "ready" on its
-// standard output once it accepts connections, and runs until its
-// standard input closes (its parent ended) or it is killed.
-func runNATS(port string) int {
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: p, NoLog: true, NoSigs: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(mcptest.WaitTimeout) {
-		fmt.Fprintln(os.Stderr, "NATS server not ready")
-		return 1
-	}
-	fmt.Println("ready")
-	io.Copy(io.Discard, os.Stdin)
-	ns.Shutdown()
-	return 0
-}
-
-// A natsProcess is a NATS server in a process of its own: the test
-// binary run again, with natsPortEnv set.
-type natsProcess struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed once the process has ended
-}
-
-// startNATSProcess starts a NATS server process on port, and returns once
-// it accepts connections. It is killed when t ends.
-func startNATSProcess(t *testing.T, port int) *natsProcess {
-	t.Helper()
-	p := &natsProcess{cmd: exec.Command(os.Args[0], "-test.run=^$"), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), natsPortEnv+"="+strconv.Itoa(port))
-	stderr := mcptest.Stderr(t, p.cmd)
-	_, err := p.cmd.StdinPipe() // closed when this process ends, and the server with it
-	require.NoError(t, err)
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	p.cmd.Stdout = w
-	require.NoError(t, p.cmd.Start())
-	w.Close()
-	go func() { p.cmd.Wait(); r.Close(); close(p.done) }()
-	t.Cleanup(p.kill)
-
-	ready := make(chan bool, 1)
-	go func() {
-		line, _ := bufio.NewReader(r).ReadString('\n')
-		ready <- line == "ready\n"
-		io.Copy(io.Discard, r)
-	}()
-	require.True(t, mcptest.Receive(t, ready, "the NATS server process ready"), "NATS server process: %s", stderr)
-	return p
-}
-
-// kill kills the process (SIGKILL: no goodbye to the clients), and
-// returns once it has ended.
-func (p *natsProcess) kill() {
-	p.cmd.Process.Kill()
-	<-p.done
-}
-
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
