@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -74,9 +75,109 @@ func (r *Registry) NewServer(impl *mcp.Implementation, opts *mcp.ServerOptions) 
 //
 // One registry may be mounted on several servers; each is notified of
 // changes. Mount panics if s or r is nil.
+//
+// To serve r on another Go MCP framework than go-sdk, an adapter calls
+// r's handler methods itself, naming the caller with WithCaller, and
+// tells r of the server with Attach; the module
+// github.com/mcpres/mcpres/mcpgo is one for mark3labs/mcp-go.
 func Mount(s *mcp.Server, r *Registry) {
 	if s == nil || r == nil {
 		panic("resource.Mount: nil server or registry")
 	}
 	mount(s, r)
+}
+
+// A Session is a client's session on an MCP server other than go-sdk's,
+// or one 2026-07-28 listen stream, as an adapter presents it to the
+// registry (see WithCaller). It is compared with ==, so that one session
+// is one subscriber: it must be a comparable value, such as a pointer.
+type Session interface {
+	// ID names the session in logs, the access log and the Observer's
+	// Call.SessionID; "" if it has no ID.
+	ID() string
+	// Updated sends the client notifications/resources/updated with
+	// params {"uri": uri} (and, for a listen stream, the listen's
+	// subscription ID). The registry calls it from a goroutine of the
+	// session's own, one notification at a time, with a context that
+	// ends after 10 s or when the registry closes; an error is logged at
+	// Warn.
+	Updated(ctx context.Context, uri string) error
+	// Done returns a channel that is closed when the session ends (or
+	// the listen stream it stands for): its subscriptions are then
+	// forgotten. A nil channel never closes: the subscriptions last
+	// until they are unsubscribed or the registry closes.
+	Done() <-chan struct{}
+}
+
+// A Caller is what an adapter tells the registry of the caller of a
+// request that is not go-sdk's (see WithCaller).
+type Caller struct {
+	// ProtocolVersion is the protocol version of the request, such as
+	// "2025-11-25" or "2026-07-28"; "" counts as older than 2026-07-28.
+	ProtocolVersion string
+	// Session is the session the request came on, or the listen stream
+	// it subscribes for; nil if the client cannot be sent anything after
+	// the response.
+	Session Session
+}
+
+// callerKey is the context key of the Caller WithCaller records.
+type callerKey struct{}
+
+// WithCaller returns a copy of ctx that names c as the caller of a
+// request whose Session is nil: the seam through which an adapter serves
+// a registry on another MCP server than go-sdk's.
+//
+// The handler methods (ListResources, ListResourceTemplates,
+// ReadResource, Subscribe, Unsubscribe, Complete) serve any request an
+// adapter hands them. The adapter builds the go-sdk request a method
+// takes from its framework's, with Params copied and Session nil (and
+// Extra, where the framework has them, with the HTTP header and the
+// verified token), and calls the method with a context made by
+// WithCaller. What the registry needs of the caller reaches it this way:
+//
+//   - the protocol version, which chooses the not-found code (see
+//     NotFoundCode): Caller.ProtocolVersion;
+//   - the session, for which subscriptions are kept and notified, and
+//     which logs, the access log and the Observer name by its ID:
+//     Caller.Session; nil for a caller that can be sent nothing after
+//     its responses, whose subscriptions are refused, as for go-sdk's
+//     stateless HTTP before 2026-07-28;
+//   - the identity, which the Authorizer, rate limits, caps and cursors
+//     go by: Options.Identity and Options.RateKey, called with that
+//     context and request as for go-sdk's (read what the framework puts
+//     in the context; DefaultIdentity reads Extra.TokenInfo);
+//   - where to deliver: Session.Updated sends a session's
+//     resources/updated, from a goroutine of the session's own, after
+//     the coalescing window and the Authorizer's second look, as for
+//     go-sdk's sessions, and Session.Done ends its subscriptions;
+//     list_changed goes to the server through the function given to
+//     Attach.
+//
+// A 2026-07-28 subscriptions/listen is subscribed resource by resource,
+// with a Session that stands for the listen's stream. A request whose
+// Session is set is go-sdk's, served as it always is, whatever ctx
+// carries; a go-sdk server needs none of this (see Mount).
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, &c)
+}
+
+// callerOf returns the Caller WithCaller recorded in ctx, nil if none.
+func callerOf(ctx context.Context) *Caller {
+	c, _ := ctx.Value(callerKey{}).(*Caller)
+	return c
+}
+
+// Attach tells r of a server other than go-sdk's that serves it through
+// an adapter: listChanged is called, from a goroutine of r's own, each
+// time entries are added or removed, as a mounted go-sdk server is told
+// (debounced by Options.ListChangedDelay, and not after Close); it sends
+// notifications/resources/list_changed to the server's sessions that
+// should have it. detach stops the calls. Attach panics if listChanged
+// is nil.
+func (r *Registry) Attach(listChanged func()) (detach func()) {
+	if listChanged == nil {
+		panic("resource.Registry.Attach: nil function")
+	}
+	return r.delivery.Attach(listChanged)
 }
