@@ -20,8 +20,9 @@
 // removed. Rate limits, the caps on subscriptions, the access log and
 // the Observer work as on go-sdk: the adapter hands each request to the
 // registry's handler methods, naming its caller with resource.WithCaller
-// (its protocol version, and its mcp-go session), and tells the registry
-// of the server with resource.Registry.Attach.
+// (its protocol version, and its mcp-go session), opens each listen
+// stream with resource.Registry.Listen, and tells the registry of the
+// server with resource.Registry.Attach.
 //
 // Options.Identity receives the context mcp-go serves the request with
 // (where server.WithHTTPContextFunc or server.WithStdioContextFunc put
@@ -95,21 +96,16 @@
 //     after it, with no hook between: a change reported in that instant
 //     may reach the stream before notifications/subscriptions/acknowledged.
 //     A URI the registry refuses is left out of the listen, so the
-//     acknowledgment leaves it out, as the protocol wants; the listen
-//     itself is not refused. The change: a hook after the
-//     acknowledgment is sent.
+//     acknowledgment leaves it out, as the protocol wants. A listen over
+//     the cap of streams per caller is not refused with -32602 (as on
+//     go-sdk's server) but emptied: mcp-go acknowledges it as
+//     establishing nothing, and ends it. The change: a hook after the
+//     acknowledgment is sent, and limit 1's.
 //  5. mcp-go broadcasts list_changed (SendNotificationToAllClients)
 //     without waiting: a session whose notification channel is full
 //     misses it (mcp-go reports that to its OnError hooks). The registry's
 //     own resources/updated wait for room, up to 10 s, each session's in
 //     its own goroutine.
-//
-// Two things of the registry's are not done on mcp-go yet: the cap on
-// 2026-07-28 listen streams per caller
-// (SubscriptionOptions.MaxListensPerCaller; the subscriptions each listen
-// makes are capped, per session, per caller and in all), and the
-// Observer's call for the listen itself (each of its subscriptions is a
-// call).
 package mcpgo
 
 // What the adapter relies on mcp-go v1.2.1 doing, which its

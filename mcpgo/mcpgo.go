@@ -309,23 +309,31 @@ func (a *adapter) beforeUnsubscribe(ctx context.Context, _ any, req *mcp.Unsubsc
 	})
 }
 
-// beforeListen has the registry subscribe a 2026-07-28 listen stream to
-// each resource it names, and leaves out of the listen those it refuses,
-// so that mcp-go acknowledges only the others (mcp-go behaviour 8). The
-// stream's subscriptions end with the listen request.
+// beforeListen opens a 2026-07-28 listen stream in the registry (the cap
+// of streams per caller, the Observer's call; a refusal empties the
+// listen, which mcp-go then acknowledges as establishing nothing and
+// closes), has the registry subscribe the stream to each resource it
+// names, and leaves out of the listen those it refuses, so that mcp-go
+// acknowledges only the others (mcp-go behaviour 8). The stream, and its
+// subscriptions, end with the listen request.
 func (a *adapter) beforeListen(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
-	uris := req.Params.Notifications.ResourceSubscriptions
-	if len(uris) == 0 {
-		return
-	}
 	cs := server.ClientSessionFromContext(ctx)
 	if cs == nil || id == nil {
 		return // mcp-go refuses the listen
 	}
 	stream := &session{cs: cs, done: ctx.Done(), listen: id}
 	cctx := resource.WithCaller(ctx, resource.Caller{ProtocolVersion: server.RequestProtocolVersion(ctx), Session: stream})
+	cctx, end, err := a.reg.Listen(cctx, &sdk.SubscriptionsListenRequest{Params: &sdk.SubscriptionsListenParams{}, Extra: extra(req.Header)})
+	if err != nil {
+		req.Params.Notifications = mcp.SubscriptionFilter{}
+		return
+	}
+	go func() {
+		<-ctx.Done()
+		end()
+	}()
 	var kept []string
-	for _, uri := range uris {
+	for _, uri := range req.Params.Notifications.ResourceSubscriptions {
 		err := a.reg.Subscribe(cctx, &sdk.SubscribeRequest{Params: &sdk.SubscribeParams{URI: uri}, Extra: extra(req.Header)})
 		if err == nil {
 			kept = append(kept, uri)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
+	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -154,8 +156,9 @@ type callerKey struct{}
 //     list_changed goes to the server through the function given to
 //     Attach.
 //
-// A 2026-07-28 subscriptions/listen is subscribed resource by resource,
-// with a Session that stands for the listen's stream. A request whose
+// A 2026-07-28 subscriptions/listen is opened with Registry.Listen (the
+// cap of streams per caller, the Observer's call) and subscribed resource
+// by resource, with a Session that stands for the listen's stream. A request whose
 // Session is set is go-sdk's, served as it always is, whatever ctx
 // carries; a go-sdk server needs none of this (see Mount).
 func WithCaller(ctx context.Context, c Caller) context.Context {
@@ -180,4 +183,41 @@ func (r *Registry) Attach(listChanged func()) (detach func()) {
 		panic("resource.Registry.Attach: nil function")
 	}
 	return r.delivery.Attach(listChanged)
+}
+
+// Listen opens, for an adapter (see WithCaller), a 2026-07-28
+// subscriptions/listen stream of the caller ctx names, as go-sdk's
+// servers open theirs: it counts the stream against
+// SubscriptionOptions.MaxListensPerCaller, refusing one over it with
+// -32602 (logged at Warn, once a burst), and, with an Observer, opens
+// the listen's Call. It returns the context in which to subscribe the
+// stream's resources (Subscribe, with the stream's Session), so that
+// each is a call within the listen's, and end, to call when the stream
+// ends: it gives the stream back and ends the Call. end may be called
+// more than once; only the first counts. After a refusal there is
+// nothing to end.
+func (r *Registry) Listen(ctx context.Context, req *mcp.SubscriptionsListenRequest) (listenCtx context.Context, end func(), err error) {
+	if req == nil {
+		req = &mcp.SubscriptionsListenRequest{}
+	}
+	caller := r.callerOf(ctx, req)
+	max := r.opts.Subscriptions.MaxListensPerCaller
+	if !r.listens.take(caller, max) {
+		r.capped(ctx, "listen streams per caller", caller, max)
+		return ctx, func() {}, invalidParams("cannot listen: this caller holds %d subscriptions/listen streams open, the most it may; close one first", max)
+	}
+	c := call{ctx: ctx, op: OpSubscribe, method: protocol.MethodListen, req: req}
+	if r.opts.Observer != nil {
+		if c.caller = callerOf(ctx); c.caller != nil {
+			c.session.Other = c.caller.Session
+		}
+		c.identity = r.opts.Identity(ctx, req)
+		r.observe(&c)
+	}
+	return c.ctx, sync.OnceFunc(func() {
+		r.listens.give(caller)
+		if c.obs != nil {
+			r.observeEnd(&c, DecisionAllowed, nil)
+		}
+	}), nil
 }
