@@ -143,3 +143,23 @@ func TestListenCap(t *testing.T) {
 	other := tenantClient(t, ts.URL+"/mcp", "blue", "2026-07-28")
 	require.NoError(t, other.subscribe(t, "test://a")[0], "another caller's stream")
 }
+
+// mcp-go's stateless streamable HTTP registers no session for a client
+// before 2026-07-28, which can then be sent nothing: its subscriptions are
+// refused, rather than accepted and never notified.
+func TestStatelessRefusesSubscriptions(t *testing.T) {
+	t.Parallel()
+	reg, err := resource.NewRegistry(&resource.Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { reg.Close() })
+	require.NoError(t, reg.Add(&sdk.Resource{URI: "test://a", Name: "a"}, resource.Text("a")))
+	s := server.NewMCPServer("stateless", "v0.0.1", mcpgo.WithRegistry(reg))
+	ts := httptest.NewServer(server.NewStreamableHTTPServer(s, server.WithStateLess(true)))
+	t.Cleanup(ts.Close)
+	c, err := client.NewStreamableHttpClient(ts.URL + "/mcp")
+	require.NoError(t, err)
+	cn := connect(t, c, "2025-11-25", reg)
+	require.ErrorIs(t, cn.subscribe(t, "test://a")[0], mcp.ErrInvalidParams)
+	n, _, _ := reg.SubscriptionStats()
+	assert.Zero(t, n, "subscriptions held")
+}
