@@ -93,7 +93,9 @@ func (a Access) TokenInfo() *auth.TokenInfo {
 	return tokenInfo(a.Request)
 }
 
-// Session returns the session of the request; nil if there is none.
+// Session returns the go-sdk session of the request; nil if there is
+// none, or if the request came through an adapter for another server
+// (see WithCaller).
 func (a Access) Session() *mcp.ServerSession {
 	if a.Request == nil {
 		return nil

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mcpres/mcpres/resource/internal/delivery"
 )
 
 // AccessLogOptions configures a registry's access log. The zero value
@@ -95,9 +95,16 @@ func (r *Registry) logAccess(c *call, d Decision, f *failure) {
 	a.Logger.LogAttrs(c.ctx, level, "resource access", attrs...)
 }
 
-func sessionID(s *mcp.ServerSession) string {
-	if s == nil {
-		return ""
+// sessionID is the ID of session s, for logs: "" for none.
+func sessionID(s delivery.Key) string { return s.ID() }
+
+// sessionIDIn is the ID of session s, or, if s is zero, of the session
+// of the caller ctx names (WithCaller), for logs: "" for none.
+func sessionIDIn(ctx context.Context, s delivery.Key) string {
+	if s.IsZero() {
+		if c := callerOf(ctx); c != nil && c.Session != nil {
+			return c.Session.ID()
+		}
 	}
 	return s.ID()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/internal/protocol"
+	"github.com/mcpres/mcpres/resource/internal/delivery"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -206,7 +207,7 @@ func (r *Registry) reply(c *call, f *failure) error {
 	case DecisionNotFound, DecisionDenied: // alike, so that a client cannot tell them apart
 		switch c.op {
 		case OpRead:
-			return r.notFoundError(protocolVersion(c.req), c.target)
+			return r.notFoundError(c.protocolVersion(), c.target)
 		case OpSubscribe:
 			return invalidParams("cannot subscribe to %q: no such resource", c.target)
 		default:
@@ -241,6 +242,15 @@ func (r *Registry) notFoundError(version, u string) error {
 		URI string `json:"uri"`
 	}{u})
 	return &jsonrpc.Error{Code: code, Message: "Resource not found", Data: data}
+}
+
+// protocolVersion is the protocol version of c's request: as the adapter
+// that made it said (WithCaller), else as go-sdk says; "" if it has none.
+func (c *call) protocolVersion() string {
+	if c.caller != nil {
+		return c.caller.ProtocolVersion
+	}
+	return protocolVersion(c.req)
 }
 
 // protocolVersion is the protocol version of req, "" if it has none.
@@ -282,13 +292,13 @@ func (r *Registry) logFailure(c *call, f *failure) {
 
 // logAuthorizerFailure logs an Authorizer that failed (or panicked) rather
 // than deny with ErrDenied.
-func (r *Registry) logAuthorizerFailure(ctx context.Context, session *mcp.ServerSession, a Access, err error) {
+func (r *Registry) logAuthorizerFailure(ctx context.Context, session delivery.Key, a Access, err error) {
 	if errors.Is(err, ErrDenied) {
 		return
 	}
 	r.opts.Logger.LogAttrs(ctx, slog.LevelError, "resource authorizer failed; access denied",
 		slog.String("op", string(a.Op)), slog.String("uri", cmp.Or(a.URI, a.Template)),
-		slog.String("identity", a.Identity), slog.String("session_id", sessionID(session)),
+		slog.String("identity", a.Identity), slog.String("session_id", sessionIDIn(ctx, session)),
 		slog.Any("error", err))
 }
 

@@ -94,6 +94,16 @@ var marker = &mcp.Resource{URI: "mcpres:registry", Name: "mcpres registry"}
 // session: 2026-07-28 and later (behaviours 9, 11).
 func sessionless(version string) bool { return version >= protocol.SessionlessSince }
 
+// unreachable reports whether the caller of c cannot be sent anything
+// after its responses: one an adapter named without a session
+// (WithCaller), or a go-sdk one unreachable says is.
+func (c *call) unreachable() bool {
+	if c.caller != nil {
+		return c.caller.Session == nil
+	}
+	return unreachable(c.req, protocolVersion(c.req))
+}
+
 // unreachable reports whether the session of req, a request on protocol
 // version, cannot be sent anything after its responses: a session before
 // 2026-07-28 served over HTTP without a session ID (behaviour 11).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/internal/protocol"
+	"github.com/mcpres/mcpres/resource/internal/delivery"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -133,7 +134,7 @@ func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T
 	var f *listFilter[T]
 	var keep func(T) bool
 	if valid != nil || r.opts.Authorize != nil {
-		f = &listFilter[T]{r: r, ctx: c.ctx, session: c.session, valid: valid}
+		f = &listFilter[T]{r: r, ctx: c.ctx, session: c.session.SDK, valid: valid}
 		if r.opts.Authorize != nil {
 			f.access, f.caller = access, Access{Op: OpList, Identity: c.identity, Request: c.req}
 		}
@@ -163,7 +164,7 @@ func listPage[T any](r *Registry, c *call, pos string, sources []cursor.Source[T
 type listFilter[T any] struct {
 	r       *Registry
 	ctx     context.Context
-	session *mcp.ServerSession
+	session *mcp.ServerSession // go-sdk's; another server's is named in ctx
 	caller  Access
 	access  func(*Registry, Access, T) Access // nil: no Authorizer
 	valid   func(T) bool                      // nil: every entry may be listed
@@ -176,7 +177,7 @@ func (f *listFilter[T]) keep(v T) bool {
 		f.invalid++ // not the Authorizer's to decide: not counted as withheld
 		return false
 	}
-	if f.access != nil && f.r.decide(f.ctx, f.session, f.access(f.r, f.caller, v)) != nil {
+	if f.access != nil && f.r.decide(f.ctx, delivery.Key{SDK: f.session}, f.access(f.r, f.caller, v)) != nil {
 		f.refused++
 		return false
 	}

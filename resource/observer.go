@@ -163,7 +163,7 @@ func (r *Registry) observe(c *call) {
 		start = time.Now()
 	}
 	c.obs = &Call{Op: c.op, Method: c.method, URI: uri, Request: c.req, SessionID: sessionID(c.session),
-		ProtocolVersion: protocolVersion(c.req), Identity: c.identity, Start: start}
+		ProtocolVersion: c.protocolVersion(), Identity: c.identity, Start: start}
 	c.ctx = o.StartCall(c.ctx, c.obs)
 }
 
@@ -197,7 +197,7 @@ func (r *Registry) observeDelivery(o *delivery.Options[Access]) {
 // go-sdk decides what the listen's own error is; the subscription that
 // caused one has said why in its own call.
 func (r *Registry) observeListen(ctx context.Context, method string, q *mcp.SubscriptionsListenRequest, next mcp.MethodHandler) (mcp.Result, error) {
-	c := call{ctx: ctx, op: OpSubscribe, method: protocol.MethodListen, req: q, session: q.Session}
+	c := call{ctx: ctx, op: OpSubscribe, method: protocol.MethodListen, req: q, session: delivery.Key{SDK: q.Session}}
 	c.identity = r.opts.Identity(ctx, q)
 	r.observe(&c)
 	res, err := next(c.ctx, method, q)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/internal/uri"
+	"github.com/mcpres/mcpres/resource/internal/delivery"
 	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,7 +31,8 @@ type call struct {
 	method     string // the JSON-RPC method
 	target     string // what the access record names: the URI, list method or template
 	req        mcp.Request
-	session    *mcp.ServerSession
+	session    delivery.Key // go-sdk's session, or another server's (WithCaller); zero for none
+	caller     *Caller      // what an adapter told of the caller (WithCaller); nil for go-sdk's requests
 	identity   string
 	start      time.Time // when the access record began; zero if access records are off
 	withheld   int       // entries the Authorizer left out of a list or completion
@@ -40,9 +42,15 @@ type call struct {
 
 // begin opens a call of method for op on target. req is nil for a direct
 // call without a request; it must be a nil interface then, not a typed
-// nil.
+// nil. A call without a go-sdk session is one of the caller ctx names,
+// if it names one (WithCaller).
 func (r *Registry) begin(ctx context.Context, op Operation, method, target string, req mcp.Request, session *mcp.ServerSession) call {
-	c := call{ctx: ctx, op: op, method: method, target: target, req: req, session: session}
+	c := call{ctx: ctx, op: op, method: method, target: target, req: req, session: delivery.Key{SDK: session}}
+	if session == nil {
+		if c.caller = callerOf(ctx); c.caller != nil {
+			c.session.Other = c.caller.Session
+		}
+	}
 	c.start = r.accessLogStart(ctx)
 	if req != nil {
 		c.identity = r.opts.Identity(ctx, req)
@@ -206,10 +214,10 @@ func (r *Registry) authorize(c *call, a Access) error {
 }
 
 // decide asks Options.Authorize, which must be set, about a, asked in a
-// request of session (nil for none), and returns
+// request of session (zero for none), and returns
 // its reason to deny, or nil. An error other than ErrDenied, or a panic,
 // is a failure of the Authorizer: it denies, and is logged at Error.
-func (r *Registry) decide(ctx context.Context, session *mcp.ServerSession, a Access) (reason error) {
+func (r *Registry) decide(ctx context.Context, session delivery.Key, a Access) (reason error) {
 	defer func() {
 		if p := recover(); p != nil {
 			reason = fmt.Errorf("authorizer panicked: %v", p)

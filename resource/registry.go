@@ -10,7 +10,11 @@
 // it, subscriptions included, in one call; [Mount] wires it into a server
 // made elsewhere. The handler methods ([Registry.ReadResource],
 // [Registry.ListResources], ...) are also plain functions over go-sdk
-// request and result types, for servers that route requests themselves.
+// request and result types, for servers that route requests themselves,
+// and for adapters that serve a registry on another Go MCP framework:
+// [WithCaller] names the caller of such a request, and [Registry.Attach]
+// the server (the module github.com/mcpres/mcpres/mcpgo is one for
+// mark3labs/mcp-go).
 //
 // Every handler runs the same steps in the same order: spend the caller's
 // rate budget, check the URI, resolve it, ask the [Authorizer], call your

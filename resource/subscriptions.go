@@ -136,7 +136,7 @@ func (r *Registry) subscribe(c *call) error {
 	if err := r.open(); err != nil {
 		return err
 	}
-	if unreachable(c.req, protocolVersion(c.req)) {
+	if c.unreachable() {
 		return invalid("cannot subscribe: this connection cannot receive notifications " +
 			"(streamable HTTP without a session, protocol before 2026-07-28); " +
 			"connect with a session (stateful HTTP) or use protocol 2026-07-28")
@@ -164,7 +164,7 @@ func (r *Registry) subscribe(c *call) error {
 	if canon, ok := r.canonical(t, c.target); ok {
 		return invalid("cannot subscribe to %q: the server names this resource %q; subscribe to that", c.target, canon)
 	}
-	if c.session == nil {
+	if c.session.IsZero() {
 		return nil // a direct call: nothing to notify
 	}
 	// With an Authorizer, the Access is kept as the subscription's grant,
@@ -192,12 +192,21 @@ var capNames = [...]string{
 // Unsubscribe answers resources/unsubscribe (and the end of a 2026-07-28
 // listen stream): it forgets the subscription. Unsubscribing from
 // something not subscribed is not an error. Its signature is that of
-// mcp.ServerOptions.UnsubscribeHandler.
+// mcp.ServerOptions.UnsubscribeHandler. A request without a go-sdk
+// session is one of the session ctx names, if it names one (WithCaller).
 func (r *Registry) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	if req == nil || req.Params == nil || req.Session == nil {
+	if req == nil || req.Params == nil {
 		return nil
 	}
-	r.delivery.Unsubscribe(req.Session, req.Params.URI)
+	s := delivery.Key{SDK: req.Session}
+	if req.Session == nil {
+		if c := callerOf(ctx); c != nil {
+			s.Other = c.Session
+		}
+	}
+	if !s.IsZero() {
+		r.delivery.Unsubscribe(s, req.Params.URI)
+	}
 	return nil
 }
 
@@ -206,7 +215,7 @@ func (r *Registry) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest)
 // a: a subscriber whose access is withdrawn hears no more, and the
 // withheld notification is logged as denied. It is the delivery's
 // Options.Allowed.
-func (r *Registry) stillAllowed(ctx context.Context, s *mcp.ServerSession, u string, a Access) bool {
+func (r *Registry) stillAllowed(ctx context.Context, s delivery.Key, u string, a Access) bool {
 	reason := r.decide(ctx, s, a)
 	if reason == nil {
 		return true

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,11 +60,20 @@ func (d *Delivery[G]) ChangedPrefix(prefix string) {
 // sends it to exactly its sessions subscribed to uri, legacy and
 // 2026-07-28 alike (go-sdk behaviour 6 of resource/gosdk.go), each through
 // the registry's sending middleware, which queues it (step 4, send.go).
+// The sessions of other servers (Session) that watch uri are queued here,
+// from their records.
 func (d *Delivery[G]) deliver(uri string) {
 	d.mu.Lock()
 	d.missedWhilePending(uri)
 	servers := slices.Clone(d.servers)
+	coalesced := 0
+	if len(d.others) > 0 {
+		coalesced = d.queueOthers(uri)
+	}
 	d.mu.Unlock()
+	for range coalesced {
+		d.opts.Coalesced(uri)
+	}
 	for _, s := range servers {
 		// go-sdk sends with a context of its own (Background, 10 s), not
 		// this one; the sending middleware queues each session's send.
@@ -71,15 +81,39 @@ func (d *Delivery[G]) deliver(uri string) {
 	}
 }
 
+// queueOthers queues a resources/updated of uri for each session of
+// another server that watches it (step 4), and returns how many took the
+// place of one waiting, for Options.Coalesced. d.mu must be held.
+func (d *Delivery[G]) queueOthers(uri string) (coalesced int) {
+	id, ok := d.uris.id(uri)
+	if !ok || d.ctx.Err() != nil {
+		return 0
+	}
+	for s, rec := range d.others {
+		if !rec.uris.Has(id) {
+			continue
+		}
+		q := queued[G]{method: protocol.NotificationResourceUpdated, uri: uri}
+		q.grant, q.granted = d.grant(rec, uri)
+		rec.sendMu.Lock()
+		if d.push(Key{Other: s}, rec, q) && d.opts.Coalesced != nil {
+			coalesced++
+		}
+		rec.sendMu.Unlock()
+	}
+	return coalesced
+}
+
 // ListChanged reports that the resource list changed: after
 // Options.ListChangedDelay, gathering every change meanwhile, each mounted
 // server is told once (Options.Announce), and go-sdk sends list_changed
-// to its sessions through the sending middleware (step 4). It does
-// nothing after Close, or before a server is mounted.
+// to its sessions through the sending middleware (step 4); so is each
+// function attached for another server (Attach). It does nothing after
+// Close, or before a server is mounted or attached.
 func (d *Delivery[G]) ListChanged() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed || d.listTimer != nil || len(d.servers) == 0 || d.opts.Announce == nil {
+	if d.closed || d.listTimer != nil || len(d.servers) == 0 && len(d.attached) == 0 {
 		return
 	}
 	d.listTimer = time.AfterFunc(d.opts.ListChangedDelay, d.announce)
@@ -94,10 +128,16 @@ func (d *Delivery[G]) announce() {
 	}
 	d.listTimer = nil
 	servers := append([]*mcp.Server(nil), d.servers...)
+	attached := slices.Clone(d.attached)
 	d.listFiring.Add(1)
 	d.mu.Unlock()
 	defer d.listFiring.Done()
-	for _, s := range servers {
-		d.opts.Announce(s)
+	if d.opts.Announce != nil {
+		for _, s := range servers {
+			d.opts.Announce(s)
+		}
+	}
+	for _, fn := range attached {
+		(*fn)()
 	}
 }

@@ -38,6 +38,13 @@
 // has gone out (Confirm), so that none is lost; the report costs the
 // URI's other watchers at most one more notification.
 //
+// A session of another server than go-sdk's, which an adapter serves the
+// registry on (resource.WithCaller), is a Session: it is recorded as a
+// go-sdk session is, but step 3 queues its notifications itself, from its
+// record, step 5 sends them with its Updated, and its subscriptions are
+// forgotten when its Done channel closes. list_changed reaches such a
+// server through the function it attached (Attach).
+//
 // The package is internal to resource: it works on go-sdk's sessions and
 // requests and on the registry's grants, which the leaf package subscribe
 // (a Manager for any session type, for use without a registry) knows
@@ -83,7 +90,7 @@ type Options[G any] struct {
 	// Allowed is asked, before a resources/updated goes to a session
 	// whose subscription was recorded with a grant, whether the grant
 	// still holds. It is called with no lock held.
-	Allowed func(ctx context.Context, s *mcp.ServerSession, uri string, grant G) bool
+	Allowed func(ctx context.Context, s Key, uri string, grant G) bool
 	// Announce tells a mounted server's sessions that the list changed.
 	Announce func(*mcp.Server)
 	// Coalesced is told of each change that costs no notification of its
@@ -97,8 +104,42 @@ type Options[G any] struct {
 	Logger *slog.Logger
 }
 
+// A Session is a client's session on another server than go-sdk's, as an
+// adapter presents it (see resource.Session, which has the same methods).
+type Session interface {
+	// ID names the session in logs; "" for none.
+	ID() string
+	// Updated sends the client notifications/resources/updated of uri.
+	Updated(ctx context.Context, uri string) error
+	// Done is closed when the session ends.
+	Done() <-chan struct{}
+}
+
+// A Key names the session a subscription is for: a go-sdk session (SDK)
+// or another server's (Other). At most one is set; neither, for a
+// request without a session.
+type Key struct {
+	SDK   *mcp.ServerSession
+	Other Session
+}
+
+// IsZero reports whether k names no session.
+func (k Key) IsZero() bool { return k.SDK == nil && k.Other == nil }
+
+// ID is the ID of k's session, for logs; "" for none.
+func (k Key) ID() string {
+	switch {
+	case k.SDK != nil:
+		return k.SDK.ID()
+	case k.Other != nil:
+		return k.Other.ID()
+	}
+	return ""
+}
+
 // A Delivery records subscriptions and delivers changes to go-sdk
-// sessions. Make one with New; Close ends it.
+// sessions, and to other servers' (Session). Make one with New; Close
+// ends it.
 type Delivery[G any] struct {
 	opts    Options[G]
 	windows *window.Windows
@@ -111,6 +152,7 @@ type Delivery[G any] struct {
 	closed     bool
 	uris       uriTable                          // every watched URI, by ID
 	sessions   map[*mcp.ServerSession]*record[G] // with subscriptions or notifications waiting
+	others     map[Session]*record[G]            // the same, of other servers than go-sdk's; nil if none yet
 	count      int                               // subscriptions
 	subscribed int                               // sessions holding any
 	callers    map[string]int                    // subscriptions by caller, but ""
@@ -120,6 +162,7 @@ type Delivery[G any] struct {
 	pending    map[uint32][]*record[G]
 	hooks      hooks.Queue[hookCall]
 	servers    []*mcp.Server // mounted
+	attached   []*func()     // other servers' list_changed (Attach)
 	swept      int           // records whose end the sweep watches
 	stopSweep  chan struct{} // closed by Close; nil before the first sweep
 	listTimer  *time.Timer   // set while a list_changed is pending
@@ -172,6 +215,52 @@ func (d *Delivery[G]) Mount(s *mcp.Server) {
 	}
 }
 
+// Attach adds listChanged to what ListChanged tells, as it tells a
+// mounted server: an adapter's way to send list_changed on a server that
+// is not go-sdk's. detach removes it.
+func (d *Delivery[G]) Attach(listChanged func()) (detach func()) {
+	fn := &listChanged
+	d.mu.Lock()
+	d.attached = append(d.attached, fn)
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if i := slices.Index(d.attached, fn); i >= 0 {
+			d.attached = slices.Delete(d.attached, i, i+1)
+		}
+	}
+}
+
+// record returns k's record, nil if it has none. d.mu must be held.
+func (d *Delivery[G]) record(k Key) *record[G] {
+	if k.SDK != nil {
+		return d.sessions[k.SDK]
+	}
+	return d.others[k.Other]
+}
+
+// setRecord makes rec k's record. d.mu must be held.
+func (d *Delivery[G]) setRecord(k Key, rec *record[G]) {
+	if k.SDK != nil {
+		d.sessions[k.SDK] = rec
+		return
+	}
+	if d.others == nil {
+		d.others = make(map[Session]*record[G])
+	}
+	d.others[k.Other] = rec
+}
+
+// deleteRecord forgets k's record. d.mu must be held.
+func (d *Delivery[G]) deleteRecord(k Key) {
+	if k.SDK != nil {
+		delete(d.sessions, k.SDK)
+		return
+	}
+	delete(d.others, k.Other)
+}
+
 // mounted returns the mounted servers.
 func (d *Delivery[G]) mounted() []*mcp.Server {
 	d.mu.Lock()
@@ -198,10 +287,15 @@ func (d *Delivery[G]) Close() {
 	if d.stopSweep != nil {
 		close(d.stopSweep)
 	}
-	var all []*mcp.ServerSession
+	var all []Key
 	for s, rec := range d.sessions {
 		if rec.uris.Len() > 0 {
-			all = append(all, s)
+			all = append(all, Key{SDK: s})
+		}
+	}
+	for s, rec := range d.others {
+		if rec.uris.Len() > 0 {
+			all = append(all, Key{Other: s})
 		}
 	}
 	d.mu.Unlock()

@@ -10,13 +10,15 @@ import (
 
 // A queued notification is one go-sdk asked the sending middleware to
 // send to a session, with the rest of the middleware chain, which sends
-// it. Its method and URI say which notifications are one.
+// it; or, for another server's session, one deliver queued, which the
+// session's Updated sends. Its method and URI say which notifications are
+// one.
 type queued[G any] struct {
 	method, uri string
-	req         mcp.Request
-	next        mcp.MethodHandler
-	grant       G    // the subscription's, to ask Options.Allowed about
-	granted     bool // grant is set
+	req         mcp.Request       // nil for another server's session
+	next        mcp.MethodHandler // nil for another server's session
+	grant       G                 // the subscription's, to ask Options.Allowed about
+	granted     bool              // grant is set
 }
 
 // sendTimeout bounds one send, as go-sdk bounds each of its own
@@ -57,9 +59,21 @@ func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Re
 	}
 	rec.sendMu.Lock()
 	d.mu.Unlock()
-	replaced := false
+	replaced := d.push(Key{SDK: s}, rec, q)
+	rec.sendMu.Unlock()
+	if replaced && d.opts.Coalesced != nil {
+		d.opts.Coalesced(uri)
+	}
+	return true
+}
+
+// push puts q on rec's queue, in the place of a notification of the same
+// method and URI waiting there, if one is, and reports whether it was;
+// and starts the goroutine that sends the queue to s, unless it runs.
+// rec.sendMu must be held.
+func (d *Delivery[G]) push(s Key, rec *record[G], q queued[G]) (replaced bool) {
 	for i := range rec.queue {
-		if rec.queue[i].method == method && rec.queue[i].uri == uri {
+		if rec.queue[i].method == q.method && rec.queue[i].uri == q.uri {
 			rec.queue[i], replaced = q, true
 			break
 		}
@@ -71,18 +85,15 @@ func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Re
 		rec.sending = true
 		go d.send(s, rec)
 	}
-	rec.sendMu.Unlock()
-	if replaced && d.opts.Coalesced != nil {
-		d.opts.Coalesced(uri)
-	}
-	return true
+	return replaced
 }
 
 // Step 5, still allowed, then send: send sends rec's queue to s in order
 // until none is left, or d is closed (what is left is then dropped). A
 // resources/updated of a subscription recorded with a grant is sent only
-// if Options.Allowed still allows it.
-func (d *Delivery[G]) send(s *mcp.ServerSession, rec *record[G]) {
+// if Options.Allowed still allows it. go-sdk's chain sends a go-sdk
+// session's; another server's session sends its own (Session.Updated).
+func (d *Delivery[G]) send(s Key, rec *record[G]) {
 	for {
 		rec.sendMu.Lock()
 		if len(rec.queue) == 0 || d.ctx.Err() != nil {
@@ -101,7 +112,12 @@ func (d *Delivery[G]) send(s *mcp.ServerSession, rec *record[G]) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(d.ctx, sendTimeout)
-		_, err := q.next(ctx, q.method, q.req)
+		var err error
+		if q.next != nil {
+			_, err = q.next(ctx, q.method, q.req)
+		} else {
+			err = s.Other.Updated(ctx, q.uri)
+		}
 		cancel()
 		switch {
 		case err != nil && d.ctx.Err() == nil:

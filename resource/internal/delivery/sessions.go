@@ -33,14 +33,15 @@ type record[G any] struct {
 }
 
 // An endState is how a session's end is watched (go-sdk behaviour 7 of
-// resource/gosdk.go: go-sdk signals it only by returning from Wait).
+// resource/gosdk.go: go-sdk signals it only by returning from Wait; the
+// session of another server, by closing its Done channel).
 type endState uint8
 
 const (
 	unwatched endState = iota // its end is not watched: it never held a subscription, or it ended
 	unseen                    // no sweep has seen a mounted server list it yet
 	seen                      // a sweep has: it ended when none lists it
-	waited                    // a goroutine waits for it
+	waited                    // a goroutine waits for it (Wait, or Done)
 )
 
 // sweepEvery is how often the sweep compares subscribed sessions with
@@ -123,13 +124,13 @@ func (d *Delivery[G]) uncount(rec *record[G], n int) {
 // SubscribeHandler has returned (go-sdk behaviour 13 of resource/gosdk.go), so a change
 // delivered in between would reach everyone but s. Such a change is
 // reported again when the subscription is confirmed.
-func (d *Delivery[G]) Subscribe(s *mcp.ServerSession, uri string, sub Subscription[G]) error {
+func (d *Delivery[G]) Subscribe(s Key, uri string, sub Subscription[G]) error {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		return subscribe.ErrClosed
 	}
-	rec := d.sessions[s]
+	rec := d.record(s)
 	id, known := d.uris.id(uri)
 	if rec == nil || !known || !rec.uris.Has(id) {
 		caller := sub.Caller
@@ -142,7 +143,7 @@ func (d *Delivery[G]) Subscribe(s *mcp.ServerSession, uri string, sub Subscripti
 		}
 		if rec == nil {
 			rec = &record[G]{}
-			d.sessions[s] = rec
+			d.setRecord(s, rec)
 		}
 		rec.caller = caller
 		if caller != "" {
@@ -194,9 +195,9 @@ func (rec *record[G]) len() int {
 }
 
 // Unsubscribe forgets that s watches uri; it does nothing if s does not.
-func (d *Delivery[G]) Unsubscribe(s *mcp.ServerSession, uri string) {
+func (d *Delivery[G]) Unsubscribe(s Key, uri string) {
 	d.mu.Lock()
-	rec := d.sessions[s]
+	rec := d.record(s)
 	id, known := d.uris.id(uri)
 	if rec == nil || !known || !rec.uris.Has(id) {
 		d.mu.Unlock()
@@ -215,9 +216,9 @@ func (d *Delivery[G]) Unsubscribe(s *mcp.ServerSession, uri string) {
 }
 
 // Drop forgets every subscription of s: it ended.
-func (d *Delivery[G]) Drop(s *mcp.ServerSession) {
+func (d *Delivery[G]) Drop(s Key) {
 	d.mu.Lock()
-	rec := d.sessions[s]
+	rec := d.record(s)
 	if rec == nil || rec.uris.Len() == 0 {
 		d.mu.Unlock()
 		return
@@ -312,10 +313,10 @@ func (d *Delivery[G]) reached(rec *record[G], uri string) {
 // forget drops ended session s: its subscriptions, and its record unless
 // notifications are still being sent to it (they fail, and the sending
 // goroutine then releases it).
-func (d *Delivery[G]) forget(s *mcp.ServerSession) {
+func (d *Delivery[G]) forget(s Key) {
 	d.Drop(s)
 	d.mu.Lock()
-	if rec := d.sessions[s]; rec != nil {
+	if rec := d.record(s); rec != nil {
 		rec.end = unwatched
 		d.release(s, rec)
 	}
@@ -333,21 +334,21 @@ func (d *Delivery[G]) unwatch(id uint32) {
 
 // unsubscribed notes that rec, s's record, holds no more subscriptions,
 // and drops it unless notifications wait. d.mu must be held.
-func (d *Delivery[G]) unsubscribed(s *mcp.ServerSession, rec *record[G]) {
+func (d *Delivery[G]) unsubscribed(s Key, rec *record[G]) {
 	d.subscribed--
 	d.release(s, rec)
 }
 
 // release drops rec, s's record, if it holds nothing. d.mu must be held.
-func (d *Delivery[G]) release(s *mcp.ServerSession, rec *record[G]) {
-	if rec.uris.Len() > 0 || rec.end != unwatched || d.sessions[s] != rec {
+func (d *Delivery[G]) release(s Key, rec *record[G]) {
+	if rec.uris.Len() > 0 || rec.end != unwatched || d.record(s) != rec {
 		return
 	}
 	rec.sendMu.Lock()
 	sending := rec.sending
 	rec.sendMu.Unlock()
 	if !sending {
-		delete(d.sessions, s)
+		d.deleteRecord(s)
 	}
 }
 
@@ -390,9 +391,22 @@ func (d *Delivery[G]) Stats() (subscriptions, sessions, uris int) {
 }
 
 // watchEnd starts watching for the end of s, whose record rec gained its
-// first subscription: one sweep goroutine watches every such session
-// while there is any. d.mu must be held.
-func (d *Delivery[G]) watchEnd(s *mcp.ServerSession, rec *record[G]) {
+// first subscription: one sweep goroutine watches every such go-sdk
+// session while there is any; a goroutine of its own waits for another
+// server's session to close its Done channel. d.mu must be held.
+func (d *Delivery[G]) watchEnd(s Key, rec *record[G]) {
+	if s.Other != nil {
+		rec.end = waited
+		done, closed := s.Other.Done(), d.ctx.Done()
+		go func() {
+			select {
+			case <-done:
+				d.forget(s)
+			case <-closed: // Close drops every subscription
+			}
+		}()
+		return
+	}
 	rec.end = unseen
 	d.swept++
 	if d.swept == 1 {
@@ -439,14 +453,14 @@ func (d *Delivery[G]) sweep(stop chan struct{}) {
 				d.swept--
 				go func() {
 					s.Wait()
-					d.forget(s)
+					d.forget(Key{SDK: s})
 				}()
 			}
 		}
 		done := d.swept == 0
 		d.mu.Unlock()
 		for _, s := range ended {
-			d.forget(s)
+			d.forget(Key{SDK: s})
 		}
 		if done {
 			// watchEnd starts another sweep for the next session: it sees

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/mcpres/mcpres/audit"
+	"github.com/mcpres/mcpres/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// binPath is the server binary TestMain builds, once for all tests.
+var binPath string
+
+func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &binPath)) }
+
+// The server passes the resource audit clean, in every protocol era,
+// over mcp-go's stdio and streamable HTTP; a subscriber of the clock is
+// told of its ticks.
+func TestAudit(t *testing.T) {
+	for _, version := range mcptest.Versions {
+		t.Run("stdio/"+version, func(t *testing.T) {
+			var updates audit.Updates
+			cs := mcptest.Stdio(t, binPath, []string{"-tick", "100ms", "-page-size", "2"}, version, clientOptions(&updates))
+			mcptest.Audit(t, cs, auditOptions(&updates))
+		})
+		t.Run("http/"+version, func(t *testing.T) {
+			var updates audit.Updates
+			addr := mcptest.StartHTTP(t, binPath, "-tick", "100ms", "-page-size", "2")
+			cs := mcptest.ConnectHTTP(t, "http://"+addr+"/mcp", "", version, clientOptions(&updates))
+			mcptest.Audit(t, cs, auditOptions(&updates))
+		})
+	}
+}
+
+// clientOptions has the audit's client collect its notifications in
+// updates.
+func clientOptions(updates *audit.Updates) *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		ResourceUpdatedHandler:     updates.Handle,
+		ResourceListChangedHandler: updates.HandleListChanged,
+	}
+}
+
+// auditOptions check that a subscriber of the clock is told of its
+// ticks, which change it by themselves.
+func auditOptions(updates *audit.Updates) *audit.Options {
+	return &audit.Options{
+		Updates:   updates,
+		ChangeURI: clockURI,
+		Change:    func(context.Context, string) error { return nil },
+		Wait:      5 * time.Second,
+	}
+}

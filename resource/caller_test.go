@@ -1,0 +1,213 @@
+package resource_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpres/mcpres/resource"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests below serve requests as an adapter for another MCP server
+// than go-sdk's does (WithCaller, Attach): the module mcpgo tests the
+// same over mcp-go's own client and transports.
+
+// adapterSession is a Session as an adapter makes one: its updates go to
+// a channel, and it ends when end is called.
+type adapterSession struct {
+	id      string
+	updates chan string
+	done    chan struct{}
+}
+
+func newAdapterSession(id string) *adapterSession {
+	return &adapterSession{id: id, updates: make(chan string, 16), done: make(chan struct{})}
+}
+
+func (s *adapterSession) ID() string            { return s.id }
+func (s *adapterSession) Done() <-chan struct{} { return s.done }
+func (s *adapterSession) end()                  { close(s.done) }
+
+func (s *adapterSession) Updated(_ context.Context, uri string) error {
+	s.updates <- uri
+	return nil
+}
+
+// awaitUpdate returns the next URI s is told of, failing t after 5 s.
+func (s *adapterSession) awaitUpdate(t *testing.T) string {
+	t.Helper()
+	select {
+	case uri := <-s.updates:
+		return uri
+	case <-time.After(5 * time.Second):
+		t.Fatal("no resources/updated within 5 s")
+		return ""
+	}
+}
+
+// assertNoUpdate fails t if s is told of anything within 200 ms.
+func (s *adapterSession) assertNoUpdate(t *testing.T) {
+	t.Helper()
+	select {
+	case uri := <-s.updates:
+		t.Fatalf("resources/updated of %q, want none", uri)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func callerRegistry(t *testing.T, opts *resource.Options) *resource.Registry {
+	t.Helper()
+	if opts == nil {
+		opts = &resource.Options{}
+	}
+	opts.Logger = quietLogger()
+	reg := newRegistry(t, opts)
+	require.NoError(t, reg.Add(&mcp.Resource{URI: "test://a", Name: "a", MIMEType: "text/plain"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: "a"}}}, nil
+		}))
+	return reg
+}
+
+func subscribeAs(ctx context.Context, reg *resource.Registry, uri string) error {
+	return reg.Subscribe(ctx, &mcp.SubscribeRequest{Params: &mcp.SubscribeParams{URI: uri}})
+}
+
+func TestCallerNotFoundCodeByVersion(t *testing.T) {
+	t.Parallel()
+	reg := callerRegistry(t, nil)
+	for version, code := range map[string]int64{
+		"2025-11-25": resource.CodeLegacyResourceNotFound,
+		"2026-07-28": jsonrpc.CodeInvalidParams,
+		"":           resource.CodeLegacyResourceNotFound,
+	} {
+		ctx := resource.WithCaller(context.Background(), resource.Caller{ProtocolVersion: version})
+		_, err := reg.ReadResource(ctx, &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: "test://missing"}})
+		var jerr *jsonrpc.Error
+		require.True(t, errors.As(err, &jerr), "version %q: %v", version, err)
+		assert.Equal(t, code, jerr.Code, "version %q", version)
+		assert.JSONEq(t, `{"uri":"test://missing"}`, string(jerr.Data), "version %q", version)
+	}
+}
+
+func TestCallerSubscriptionNotified(t *testing.T) {
+	t.Parallel()
+	reg := callerRegistry(t, nil)
+	s := newAdapterSession("s1")
+	ctx := resource.WithCaller(context.Background(), resource.Caller{ProtocolVersion: "2025-11-25", Session: s})
+	require.NoError(t, subscribeAs(ctx, reg, "test://a"))
+	n, sessions, uris := reg.SubscriptionStats()
+	assert.Equal(t, [3]int{1, 1, 1}, [3]int{n, sessions, uris})
+
+	require.NoError(t, reg.Changed("test://a"))
+	assert.Equal(t, "test://a", s.awaitUpdate(t))
+
+	require.NoError(t, reg.Unsubscribe(ctx, &mcp.UnsubscribeRequest{Params: &mcp.UnsubscribeParams{URI: "test://a"}}))
+	n, _, _ = reg.SubscriptionStats()
+	assert.Zero(t, n, "subscriptions after Unsubscribe")
+	require.NoError(t, reg.Changed("test://a"))
+	s.assertNoUpdate(t)
+}
+
+func TestCallerSessionEnds(t *testing.T) {
+	t.Parallel()
+	reg := callerRegistry(t, nil)
+	s := newAdapterSession("s1")
+	ctx := resource.WithCaller(context.Background(), resource.Caller{ProtocolVersion: "2026-07-28", Session: s})
+	require.NoError(t, subscribeAs(ctx, reg, "test://a"))
+	s.end()
+	require.Eventually(t, func() bool { n, _, _ := reg.SubscriptionStats(); return n == 0 }, 5*time.Second, time.Millisecond)
+}
+
+func TestCallerWithoutSessionRefused(t *testing.T) {
+	t.Parallel()
+	reg := callerRegistry(t, nil)
+	ctx := resource.WithCaller(context.Background(), resource.Caller{ProtocolVersion: "2025-11-25"})
+	err := subscribeAs(ctx, reg, "test://a")
+	var jerr *jsonrpc.Error
+	require.True(t, errors.As(err, &jerr), "%v", err)
+	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), jerr.Code)
+	assert.Contains(t, jerr.Message, "cannot receive notifications")
+}
+
+func TestCallerAuthorizerAskedAgain(t *testing.T) {
+	t.Parallel()
+	var allowed atomic.Bool
+	allowed.Store(true)
+	reg := callerRegistry(t, &resource.Options{
+		Identity: func(ctx context.Context, _ mcp.Request) string { return "alice" },
+		Authorize: func(_ context.Context, a resource.Access) error {
+			if !allowed.Load() || a.Identity != "alice" {
+				return resource.ErrDenied
+			}
+			return nil
+		},
+	})
+	s := newAdapterSession("s1")
+	ctx := resource.WithCaller(context.Background(), resource.Caller{ProtocolVersion: "2025-11-25", Session: s})
+	require.NoError(t, subscribeAs(ctx, reg, "test://a"))
+	require.NoError(t, reg.Changed("test://a"))
+	assert.Equal(t, "test://a", s.awaitUpdate(t))
+
+	allowed.Store(false)
+	time.Sleep(150 * time.Millisecond) // past the window
+	require.NoError(t, reg.Changed("test://a"))
+	s.assertNoUpdate(t)
+}
+
+func TestAttachListChanged(t *testing.T) {
+	t.Parallel()
+	reg := newRegistry(t, &resource.Options{Logger: quietLogger(), ListChangedDelay: time.Millisecond})
+	told := make(chan struct{}, 16)
+	detach := reg.Attach(func() { told <- struct{}{} })
+	add := func(uri string) {
+		require.NoError(t, reg.Add(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return nil, resource.ErrNotFound
+		}))
+	}
+	add("test://one")
+	select {
+	case <-told:
+	case <-time.After(5 * time.Second):
+		t.Fatal("list change not told within 5 s")
+	}
+	detach()
+	add("test://two")
+	select {
+	case <-told:
+		t.Fatal("list change told after detach")
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func TestCallerListenCap(t *testing.T) {
+	t.Parallel()
+	reg := callerRegistry(t, &resource.Options{
+		Identity:      func(context.Context, mcp.Request) string { return "alice" },
+		Subscriptions: resource.SubscriptionOptions{MaxListensPerCaller: 1},
+	})
+	s := newAdapterSession("stream")
+	ctx := resource.WithCaller(context.Background(), resource.Caller{ProtocolVersion: "2026-07-28", Session: s})
+	listenCtx, end, err := reg.Listen(ctx, nil)
+	require.NoError(t, err)
+	require.NoError(t, subscribeAs(listenCtx, reg, "test://a"))
+
+	_, _, err = reg.Listen(ctx, nil)
+	var jerr *jsonrpc.Error
+	require.True(t, errors.As(err, &jerr), "a second stream: %v", err)
+	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), jerr.Code)
+
+	end()
+	end() // harmless
+	_, end2, err := reg.Listen(ctx, nil)
+	require.NoError(t, err, "a stream once the first has ended")
+	_, _, err = reg.Listen(ctx, nil)
+	require.Error(t, err, "a second stream beside it")
+	end2()
+}
