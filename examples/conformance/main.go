@@ -1,8 +1,9 @@
 // Conformance is the MCP server that the official MCP conformance suite
 // (npm package @modelcontextprotocol/conformance) tests mcpres against.
 //
-// Every resource it serves is built with mcpres alone: a
-// [resource.Registry], served by the go-sdk server that
+// Every resource it serves is built with mcpres alone: the registry of
+// package internal/conformance (which examples/mcpgo/conformance serves on
+// mark3labs/mcp-go), served by the go-sdk server that
 // [resource.Registry.NewServer] makes. It offers what the suite's resource
 // scenarios expect, as go-sdk's reference "everything-server" does:
 //
@@ -47,47 +48,22 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/mcpres/mcpres/internal/conformance"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/mcpres/mcpres/serve"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// The URIs the conformance scenarios read.
-const (
-	staticTextURI = "test://static-text"
-	staticBinURI  = "test://static-binary"
-	templateURI   = "test://template/{id}/data"
-	watchedURI    = "test://watched-resource"
-)
-
-// pngBase64 is the 1x1 red PNG that the reference servers serve as
-// test://static-binary.
-const pngBase64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
-
-// ids are the values offered when completing {id} in the template.
-var ids = []string{"1", "2", "3", "42", "123", "1000"}
-
-// promptArgValues are the values offered when completing the arguments of
-// test_prompt_with_arguments.
-var promptArgValues = map[string][]string{
-	"arg1": {"test", "testing", "tested", "value1"},
-	"arg2": {"alpha", "beta", "gamma", "value2"},
-}
 
 func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on `addr` (such as 127.0.0.1:8080, or 127.0.0.1:0 for any free port) instead of stdio")
@@ -112,7 +88,7 @@ func run(httpAddr string, update time.Duration, logger *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	w := &watched{}
+	w := &conformance.Watched{}
 	server, reg, err := newServer(w, logger)
 	if err != nil {
 		return err
@@ -121,7 +97,7 @@ func run(httpAddr string, update time.Duration, logger *slog.Logger) error {
 	// The resource changes until run returns, before the registry closes.
 	changeCtx, stopChanges := context.WithCancel(ctx)
 	var changing sync.WaitGroup
-	changing.Go(func() { w.run(changeCtx, reg, update, logger) })
+	changing.Go(func() { w.Run(changeCtx, reg, update, logger) })
 	defer changing.Wait()
 	defer stopChanges()
 
@@ -138,8 +114,8 @@ func run(httpAddr string, update time.Duration, logger *slog.Logger) error {
 // newServer returns the conformance server: the registry's resources,
 // with subscriptions (reg.Changed notifies the subscribers), plus the one
 // tool and one prompt the suite needs. The caller closes the registry.
-func newServer(w *watched, logger *slog.Logger) (*mcp.Server, *resource.Registry, error) {
-	reg, err := newRegistry(w, logger)
+func newServer(w *conformance.Watched, logger *slog.Logger) (*mcp.Server, *resource.Registry, error) {
+	reg, err := conformance.NewRegistry(w, &resource.Options{Logger: logger})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,94 +138,16 @@ func newServer(w *watched, logger *slog.Logger) (*mcp.Server, *resource.Registry
 			&mcp.TextContent{Text: "This is a simple text response for testing."},
 		}}, nil, nil
 	})
-	server.AddPrompt(&mcp.Prompt{
-		Name:        "test_prompt_with_arguments",
-		Title:       "Prompt With Arguments",
-		Description: "A prompt with two required arguments, which completion/complete completes",
-		Arguments: []*mcp.PromptArgument{
-			{Name: "arg1", Description: "First test argument", Required: true},
-			{Name: "arg2", Description: "Second test argument", Required: true},
-		},
-	}, getPrompt)
+	prompt := &mcp.Prompt{
+		Name:        conformance.PromptName,
+		Title:       conformance.PromptTitle,
+		Description: conformance.PromptDescription,
+	}
+	for _, arg := range conformance.PromptArguments {
+		prompt.Arguments = append(prompt.Arguments, &mcp.PromptArgument{Name: arg[0], Description: arg[1], Required: true})
+	}
+	server.AddPrompt(prompt, getPrompt)
 	return server, reg, nil
-}
-
-// newRegistry returns a registry holding the conformance resources.
-func newRegistry(w *watched, logger *slog.Logger) (*resource.Registry, error) {
-	png, err := base64.StdEncoding.DecodeString(pngBase64)
-	if err != nil {
-		return nil, err
-	}
-	reg, err := resource.NewRegistry(&resource.Options{Logger: logger})
-	if err != nil {
-		return nil, err
-	}
-
-	// Fixed content may be cached for a while; the watched resource keeps
-	// the default hint (stale at once), since it changes.
-	fixed := resource.WithCache(resource.Cache{TTL: time.Hour, Scope: resource.Public})
-	statics := []struct {
-		res  *mcp.Resource
-		read resource.ReadFunc
-		opts []resource.ResourceOption
-	}{
-		{&mcp.Resource{
-			URI: staticTextURI, Name: "static-text",
-			Description: "A static text resource for testing", MIMEType: "text/plain",
-		}, resource.Text("This is the content of the static text resource."), []resource.ResourceOption{fixed}},
-		{&mcp.Resource{
-			URI: staticBinURI, Name: "static-binary",
-			Description: "A static binary resource (image) for testing", MIMEType: "image/png", Size: int64(len(png)),
-		}, resource.Bytes(png), []resource.ResourceOption{fixed}},
-		{&mcp.Resource{
-			URI: watchedURI, Name: "watched-resource",
-			Description: "A resource that is reported updated every few seconds; subscribe to it", MIMEType: "text/plain",
-		}, w.read, nil},
-	}
-	for _, s := range statics {
-		if err := reg.Add(s.res, s.read, s.opts...); err != nil {
-			reg.Close()
-			return nil, err
-		}
-	}
-
-	err = reg.AddTemplate(&mcp.ResourceTemplate{
-		URITemplate: templateURI,
-		Name:        "template",
-		Description: "A resource template with parameter substitution",
-		MIMEType:    "application/json",
-	}, readTemplate, resource.WithCompleter("id", completeID), resource.WithExists(templateExists), fixed)
-	if err != nil {
-		reg.Close()
-		return nil, err
-	}
-	return reg, nil
-}
-
-// readTemplate reads test://template/{id}/data: a JSON object that holds
-// the id.
-func readTemplate(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
-	id := vars.Get("id")
-	if id == "" {
-		return nil, resource.ErrNotFound
-	}
-	data, err := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
-	if err != nil {
-		return nil, err
-	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: string(data)}}}, nil
-}
-
-// templateExists reports whether the instance of test://template/{id}/data
-// that vars names exists, as readTemplate finds it: every id but the empty
-// one.
-func templateExists(ctx context.Context, vars resource.Vars) (bool, error) {
-	return vars.Get("id") != "", nil
-}
-
-// completeID proposes the ids that start with what the user has typed.
-func completeID(ctx context.Context, partial string, bound map[string]string) ([]string, error) {
-	return withPrefix(ids, partial), nil
 }
 
 // completePrompt is the server's completion handler, for the references
@@ -260,29 +158,16 @@ func completePrompt(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Complet
 	if p.Ref == nil { // go-sdk rejects this before it gets here, by default
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion/complete needs a ref"}
 	}
-	if p.Ref.Type != "ref/prompt" || p.Ref.Name != "test_prompt_with_arguments" {
+	if p.Ref.Type != "ref/prompt" || p.Ref.Name != conformance.PromptName {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: fmt.Sprintf("no completions for %s %q", p.Ref.Type, p.Ref.Name+p.Ref.URI)}
 	}
-	values, ok := promptArgValues[p.Argument.Name]
+	matches, ok := conformance.CompletePromptArgument(p.Argument.Name, p.Argument.Value)
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: fmt.Sprintf("prompt %q has no argument %q", p.Ref.Name, p.Argument.Name)}
 	}
-	matches := withPrefix(values, p.Argument.Value)
 	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: matches, Total: len(matches)}}, nil
-}
-
-// withPrefix returns the values that start with prefix, never nil (values
-// must be an array on the wire).
-func withPrefix(values []string, prefix string) []string {
-	out := []string{}
-	for _, v := range values {
-		if strings.HasPrefix(v, prefix) {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // getPrompt answers prompts/get for test_prompt_with_arguments.
@@ -293,39 +178,8 @@ func getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptRe
 		Messages: []*mcp.PromptMessage{{
 			Role: "user",
 			Content: &mcp.TextContent{
-				Text: fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", args["arg1"], args["arg2"]),
+				Text: conformance.PromptText(args["arg1"], args["arg2"]),
 			},
 		}},
 	}, nil
-}
-
-// watched is test://watched-resource: its content carries a version that
-// run bumps, reporting each change to the resource's subscribers.
-type watched struct {
-	version atomic.Int64
-}
-
-func (w *watched) read(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	text := fmt.Sprintf("Watched resource content, version %d", w.version.Load())
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: text}}}, nil
-}
-
-// run changes the resource every interval and tells reg, until ctx is
-// done.
-func (w *watched) run(ctx context.Context, reg *resource.Registry, interval time.Duration, logger *slog.Logger) {
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			w.version.Add(1)
-			// Changed fails for a URI no client could subscribe to:
-			// say so rather than notify no one in silence.
-			if err := reg.Changed(watchedURI); err != nil {
-				logger.Error("reporting a change", "uri", watchedURI, "error", err)
-			}
-		}
-	}
 }

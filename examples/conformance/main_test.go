@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/internal/conformance"
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,7 +59,7 @@ func TestHTTP(t *testing.T) {
 			require.NoError(t, err)
 			require.Contains(t, res.Contents[0].Text, `"id":"42"`)
 
-			require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: watchedURI}))
+			require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: conformance.WatchedURI}))
 			require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://template/42/data"}))
 			// Refused in every era. go-sdk's 2026-07-28 client subscribes in
 			// the background and never reports a refusal: SubscribeHTTP
@@ -70,7 +71,7 @@ func TestHTTP(t *testing.T) {
 				require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code, uri)
 			}
 			// The resource changes on its own, every -update.
-			n.WaitUpdated(t, watchedURI, nil)
+			n.WaitUpdated(t, conformance.WatchedURI, nil)
 		})
 	}
 
@@ -144,9 +145,9 @@ func TestAsScriptStartsIt(t *testing.T) {
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		cs := mcptest.ConnectHTTP(t, url, "", version, nil)
 		require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
-		res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: staticTextURI})
+		res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: conformance.StaticTextURI})
 		require.NoError(t, err, version)
 		require.Equal(t, "This is the content of the static text resource.", res.Contents[0].Text, version)
-		require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: watchedURI}), version)
+		require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: conformance.WatchedURI}), version)
 	}
 }
