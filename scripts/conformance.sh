@@ -140,6 +140,7 @@ trap stop_server EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+: >"$server_log" # before the loop below reads it: the redirection is the child's
 "$server_bin" -http 127.0.0.1:0 2>"$server_log" &
 server_pid=$!
 
