@@ -63,7 +63,11 @@
 //     required"; a completion it refuses (an unknown template or
 //     variable) with -32603 and the registry's message (go-sdk's: -32602).
 //     No error text of a read function, provider or completer reaches a
-//     client either way. The change: let a handler or a before hook
+//     client either way. Of the official conformance suite's resource
+//     scenarios (scripts/conformance.sh mcp-go), this fails only
+//     sep-2164-resource-not-found at 2026-07-28, whose check
+//     sep-2164-data-uri warns that data.uri is missing (a SHOULD): the
+//     script does not run it on mcp-go. The change: let a handler or a before hook
 //     return an error that carries its JSON-RPC code, message and data
 //     (say, handlerError and the list, subscribe and complete handlers
 //     sending an error that implements
