@@ -67,10 +67,10 @@
 //     scenarios (scripts/conformance.sh mcp-go), this fails only
 //     sep-2164-resource-not-found at 2026-07-28, whose check
 //     sep-2164-data-uri warns that data.uri is missing (a SHOULD): the
-//     script does not run it on mcp-go. The change: let a handler or a before hook
-//     return an error that carries its JSON-RPC code, message and data
-//     (say, handlerError and the list, subscribe and complete handlers
-//     sending an error that implements
+//     script does not run it on mcp-go. The change: let a handler or a
+//     before hook return an error that carries its JSON-RPC code, message
+//     and data (say, handlerError and the list, subscribe and complete
+//     handlers sending an error that implements
 //     interface{ JSONRPCError() mcp.JSONRPCErrorDetails } as it is), or
 //     let a server replace the resource handlers outright
 //     (server.WithResourceHandlers, mcp-go issue #51's custom list
