@@ -16,10 +16,13 @@ import (
 // Where a template can split a URI in several ways, the earlier expression
 // takes the longest run that still lets the rest match, among the splits
 // whose every value is written as expansion writes it if there is one
-// (see the package doc), else among all. A template that
-// uses a variable more than once needs the same value each time; matching
-// it gives up, as no match, after 100,000 splits tried, which only a URI
-// crafted against a template with expressions side by side can need.
+// (see the package doc), else among all; the variables of one
+// expression take its items in the first way that lets the rest match,
+// each one item if it can. A template that uses a variable more than once
+// needs the same value in each use (a prefix modifier's use the start of
+// it), or the variable undefined in each; matching it gives up, as no
+// match, after 100,000 splits tried, which only a URI crafted against a
+// template with expressions side by side can need.
 func (t *Template) Match(uri string) (Values, bool) {
 	if !t.literalsInOrder(uri) {
 		return Values{}, false
@@ -133,7 +136,10 @@ type binding struct {
 	kind Kind
 	// partial is set for a String that a prefix modifier may have cut
 	// short: the variable's value starts with it.
-	partial    bool
+	partial bool
+	// absent is set, in a template that uses the variable more than
+	// once, where one use left it undefined: no other use may define it.
+	absent     bool
 	start, end int32
 }
 
@@ -234,6 +240,7 @@ func (m *matcher) match(pi, pos int) bool {
 	// Whether a failure of the next state is known whatever e binds.
 	peek := nextPi < len(parts) && len(parts[nextPi].deps) == 0
 	tries := 0
+	var sp *splitter // made on first need
 	for end := maxEnd; end >= pos; end-- {
 		if last && end != len(uri) {
 			break
@@ -262,11 +269,34 @@ func (m *matcher) match(pi, pos int) bool {
 		var saved [4]binding
 		undo := m.save(e, saved[:0])
 		mark := len(m.items)
-		if m.bind(e, uri[pos:end]) && m.match(pi+1, end) {
+		bound := m.bind(e, uri[pos:end])
+		if bound && m.match(pi+1, end) {
 			return true
 		}
 		m.items = m.items[:mark]
 		m.restore(e, undo)
+		// Other ways to bind the run: where bind's fails, or where the
+		// rest depends on what it bound.
+		if (!bound || m.t.repeats) && m.hasAlternatives(e, uri[pos:end]) {
+			rest := func() bool { return m.match(pi+1, end) }
+			var ok bool
+			switch {
+			case end == pos:
+				ok = m.bindEmpty(e, rest)
+			default:
+				f := pos + btoi(e.first != 0) // after e's first character
+				if sp == nil {
+					// One for every run from pos: see splitter.
+					sp = newSplitter(m.t.prefixed, e, uri[f:maxEnd], m.strict)
+				}
+				ok = sp.walk(m, end-f, rest)
+			}
+			if ok {
+				return true
+			}
+			m.items = m.items[:mark]
+			m.restore(e, undo)
+		}
 	}
 	switch {
 	case !m.memo || m.checkBack:
@@ -295,7 +325,11 @@ func (m *matcher) signature(deps []int) uint64 {
 	for _, i := range deps {
 		b := m.binds[i]
 		if !b.set {
-			h.WriteByte(0)
+			if b.absent {
+				h.WriteByte(0x80)
+			} else {
+				h.WriteByte(0)
+			}
 			continue
 		}
 		flags := 1 | byte(b.kind)<<1
@@ -381,7 +415,7 @@ func (m *matcher) bind(e *expr, s string) bool {
 		if e.first == 0 && len(e.vars) == 1 {
 			return m.setString(e.vars[0], "")
 		}
-		return true
+		return m.unsetAll(e.vars)
 	}
 	if e.first != 0 {
 		if s[0] != e.first && (e.alt == 0 || s[0] != e.alt) {
@@ -408,7 +442,7 @@ func (m *matcher) bindPositional(e *expr, s string) bool {
 	rest := s
 	for vi, v := range e.vars {
 		if left == 0 {
-			break // the remaining variables are undefined
+			return m.unsetAll(e.vars[vi:]) // the remaining variables are undefined
 		}
 		after := len(e.vars) - vi - 1
 		switch {
@@ -435,6 +469,16 @@ func (m *matcher) bindPositional(e *expr, s string) bool {
 		}
 	}
 	return left == 0
+}
+
+// unsetAll is unset for each of vars.
+func (m *matcher) unsetAll(vars []varspec) bool {
+	for _, v := range vars {
+		if !m.unset(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // cutItems returns the first n sep-separated items of s, and the rest.
@@ -555,14 +599,18 @@ func (m *matcher) bindNamed(e *expr, s string) bool {
 			found = true
 		}
 		switch {
-		case !v.explode:
+		case found && !v.explode:
 		case found:
 			if !m.set(v, List, start) {
 				return false
 			}
-		case !pairsTaken:
+		case v.explode && !pairsTaken:
 			pairsTaken = true
 			if !m.bindPairs(e, v, s) {
+				return false
+			}
+		default:
+			if !m.unset(v) {
 				return false
 			}
 		}
@@ -585,7 +633,10 @@ func (m *matcher) bindPairs(e *expr, v varspec, s string) bool {
 			return false
 		}
 	}
-	return len(m.items) == start || m.set(v, Pairs, start)
+	if len(m.items) == start {
+		return m.unset(v)
+	}
+	return m.set(v, Pairs, start)
 }
 
 // takesUnnamed reports whether e has an exploded variable, which takes the
@@ -640,10 +691,14 @@ func (m *matcher) setString(v varspec, s string) bool {
 // set binds v to the items from start on. A variable bound before (it
 // appears twice in the template) must get the same items or, where a
 // prefix modifier cut one of the two short, values that agree as far as
-// it goes; the longer is kept.
+// it goes; the longer is kept. One that another use left undefined
+// (see unset) may not be bound.
 func (m *matcher) set(v varspec, kind Kind, start int) bool {
 	if kind != String && m.t.prefixed[v.index] {
 		return false // RFC 6570: prefixes apply to strings only
+	}
+	if m.binds[v.index].absent {
+		return false // another use left it undefined
 	}
 	end := int32(len(m.items))
 	cur := binding{set: true, kind: kind, start: int32(start), end: end}
@@ -683,6 +738,22 @@ func (m *matcher) set(v varspec, kind Kind, start int) bool {
 	case !cur.partial:
 		*b = cur // the same value, now known whole
 	}
+	return true
+}
+
+// unset records that an expression leaves v undefined. A variable that
+// the template uses more than once is undefined everywhere or nowhere,
+// as in any expansion: unset reports false if another use bound it, and
+// marks it so that set refuses it to any later use.
+func (m *matcher) unset(v varspec) bool {
+	if !m.t.repeats {
+		return true
+	}
+	b := &m.binds[v.index]
+	if b.set {
+		return false
+	}
+	b.absent = true
 	return true
 }
 

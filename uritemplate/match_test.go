@@ -276,8 +276,13 @@ func TestMatchPrefix(t *testing.T) {
 		{"x:{/a*}/{a}", "x:/x=1/x,1", noMatch},
 		{"x:{a}{/a*}", "x:x,1/x=1", noMatch},
 		{"x:{/a*}/{a}", "x:/x,y/x%2Cy", vals("a", "x,y")},
-		{"x:{/a*}{?a}", "x:/x/y", vals("a", lv("x", "y"))},
+		// A variable used twice is defined in both uses or in neither:
+		// a List for {/a*} would expand to ?a=x,y in {?a}, which
+		// matches scalars only.
+		{"x:{/a*}{?a}", "x:/x/y", noMatch},
 		{"x:{/a*}{?a}", "x:/x/y?a=x,y", noMatch},
+		{"x:{/a*}{?a}", "x:/x?a=x", vals("a", "x")},
+		{"x:{/a*}{?a}", "x:", vals()},
 		{"x:{#a*}/{a}", "x:#/", vals("a", "")},
 		{"x:{/a*}/{a}", "x:/x/y", noMatch},
 		{"x:{a:2}{b}-{a}", "x:abcd-abc", vals("a", "abc", "b", "cd")},
@@ -296,7 +301,8 @@ func TestMatchPrefix(t *testing.T) {
 		{"x:{a:3}/{a:5}", "x:ab/abcd", noMatch},
 		// A variable with a prefix anywhere is a string everywhere.
 		{"x:{#a:1}{a}", "x:1,2", noMatch},
-		{"x:{#a:1}{a}", "x:12", vals("a", "12")},
+		{"x:{#a:1}{a}", "x:12", noMatch},
+		{"x:{#a:1}{a}", "x:#112", vals("a", "12")},
 		{"x:{a}{#a:1}", "x:,", noMatch},
 		{"{/var:1,var}", "/v/value", vals("var", "value")},
 		{"{/var:1,var}", "/w/value", noMatch},
@@ -432,6 +438,88 @@ func TestMatchMultipleVariables(t *testing.T) {
 	})
 }
 
+// TestMatchUndefinedBesidePrefix checks that expansions that leave out
+// a variable next to one with a prefix modifier match back to values that
+// expand to them again (issue 22, point 1): expansion drops an undefined
+// variable with its separator, so the items of {/a:4,b} need not be a's
+// first, and {.…} leaves its separator unencoded in a value, so the
+// items need not be one a variable.
+func TestMatchUndefinedBesidePrefix(t *testing.T) {
+	for _, c := range []struct {
+		template string
+		vars     map[string]uritemplate.Value // expanded with ExpandURI
+		uri      string                       // the expansion
+		want     map[string]uritemplate.Value // Match's values
+	}{
+		{"x://{/a:4,b}", vals("b", "hello"), "x:///hello", vals("b", "hello")},
+		{"x://{a:3,b}", vals("b", "hello"), "x://hello", vals("b", "hello")},
+		{"x://{.b,a:2}", vals("a", "é", "b", "x.y"), "x://.x.y.%C3%A9", vals("a", "é", "b", "x.y")},
+		// Any variable may be the one left out.
+		{"x://{/a:1,b,c:1}", vals("b", "hello"), "x:///hello", vals("b", "hello")},
+		{"x://{/a:1,b,c:1}", vals("a", "h", "b", "hello"), "x:///h/hello", vals("a", "h", "b", "hello")},
+		{"x://{/a:1,b:1,c}", vals("c", "hello"), "x:///hello", vals("c", "hello")},
+		{"x://{a:2,b:2,c:2}", vals("c", "cc"), "x://cc", vals("a", "cc")},
+		{"x://{+a:2,b}", vals("b", "x,y"), "x://x,y", vals("a", "x", "b", "y")},
+		{"x://{+a:2,b}", vals("b", "xyz,w"), "x://xyz,w", vals("b", "xyz,w")},
+		{"x://{#a:1,b:3}", vals("a", "x", "b", "y,z"), "x://#x,y,z", vals("a", "x", "b", "y,z")},
+		{"x://{.a:1,b:1}", vals("a", "."), "x://..", vals("a", "", "b", "")},
+		{"x://{.a,b:2}", vals("a", "x.y.z", "b", "é"), "x://.x.y.z.%C3%A9", vals("a", "x.y.z", "b", "é")},
+		// An exploded variable takes as many items as the others leave.
+		{"x://{/a:1,b*}", vals("b", lv("xy", "z")), "x:///xy/z", vals("b", lv("xy", "z"))},
+	} {
+		tmpl := uritemplate.MustParse(c.template)
+		uri, err := tmpl.ExpandURI(c.vars)
+		require.NoError(t, err)
+		require.Equal(t, c.uri, uri, "%s expands %v", c.template, c.vars)
+		m, ok := tmpl.Match(uri)
+		if !assert.True(t, ok, "%s must match %q", c.template, uri) {
+			continue
+		}
+		assert.Equal(t, c.want, m.Map(), "%s matching %q", c.template, uri)
+		back, err := tmpl.ExpandURI(m.Map())
+		assert.NoError(t, err)
+		assert.Equal(t, uri, back, "%s: the values %q matches to", c.template, uri)
+	}
+	// A prefix modifier still bounds the value where no variable is
+	// left out.
+	runMatchCases(t, []matchCase{
+		{"x://{/a:4,b}", "x:///hello/x", noMatch},
+		{"x://{a:3,b}", "x://hello,x", noMatch},
+		{"x://{.b:1,a:2}", "x://.x.y.%C3%A9", noMatch},
+	})
+}
+
+// TestMatchRepeatedUndefined checks that a variable the template uses
+// more than once is defined, with one value, in every use or in none,
+// as in any expansion (issue 22, point 2).
+func TestMatchRepeatedUndefined(t *testing.T) {
+	runMatchCases(t, []matchCase{
+		{"x://{a}{?a}", "x://1", noMatch},
+		{"x://{a}{?a}", "x://1?a=1", vals("a", "1")},
+		{"x://{a}{?a}", "x://?a=", vals("a", "")},
+		{"x://{a}{?a}", "x://", vals()},
+		{"x://{a}{?a}", "x://?a=1", noMatch},
+		{"x://{/a}{/a}", "x:///v", noMatch},
+		{"x://{/a}{/a}", "x:///v/v", vals("a", "v")},
+		{"x://{/a,b}{?a}", "x:///v", vals("b", "v")},
+		{"x://{/a,b}{?a}", "x:///v?a=v", vals("a", "v")},
+		{"x://{/a,b}{?a}", "x:///v/w?a=v", vals("a", "v", "b", "w")},
+		{"x://{/a,b}{?a}", "x:///v/w", noMatch},
+		{"x://{/a,a}", "x:///v", noMatch},
+		{"x://{/a,a}", "x:///v/v", vals("a", "v")},
+		{"x://{a:2}{/a}", "x://he/hello", vals("a", "hello")},
+		{"x://{a:2}{/a}", "x://he", noMatch},
+		{"x://{a:2}{/a}", "x:///hello", noMatch},
+		{"x://{;a}{?a*}", "x://;a=1", noMatch},
+		{"x://{;a}{?a*}", "x://;a=1?a=1", vals("a", "1")},
+		// A's value here is in the path, but {?a:2} leaves it out, so
+		// the path is b's.
+		{"file:///b{/a,b*}{?a:2}", "file:///b/%3D/a%2Cb", vals("b", lv("=", "a,b"))},
+		{"file:///b{/a,b*}{?a:2}{/q}", "file:///b/%3D/a%2Cb", vals("b", lv("=", "a,b"))},
+		{"file:///b{/a,b*}{?a:2}{/q}", "file:///b/%3D/a%2Cb?a=%3D", vals("a", "=", "b", lv("a,b"))},
+	})
+}
+
 func TestMatchDecoding(t *testing.T) {
 	runMatchCases(t, []matchCase{
 		// Exactly once.
@@ -553,6 +641,14 @@ func TestMatchPathological(t *testing.T) {
 		{"x:{a}{b}{a}{b}", "x:" + strings.Repeat("ab", 10), true},
 		{"x:{a}{b}{a}{b}", "x:" + strings.Repeat("ab", 500), false},
 		{"x:{a}{b}{c}{d}{a}/", "x:" + long + "//", false},
+		// Several variables of one expression may take its items in
+		// many ways: Match tries them without trying each anew for
+		// every split.
+		{"x:{.a,b:1}{c}!", "x:" + strings.Repeat(".a", 2000) + "/!", false},
+		{"x:{.a,b:1}{c}!", "x:" + strings.Repeat(".a", 2000) + "!", true},
+		{"x:{.a,b,c,d,e,f,g,h:1}!", "x:" + strings.Repeat(".a", 2000) + ".%!", false},
+		{"x:{+a,b:2}{c}!", "x:" + strings.Repeat(",a", 2000) + "/!", true},
+		{"x:{/a,b,c,d}{/a,b}{?a}", "x:" + strings.Repeat("/a", 2000) + "?a=b", false},
 	} {
 		_, ok := uritemplate.MustParse(c.template).Match(c.uri)
 		assert.Equal(t, c.ok, ok, c.template)

@@ -26,7 +26,15 @@
 //     leaves the others to a later {;…}, so that x://r{;a}{;c} gives
 //     x://r;a=1;c=2 to both, and x://{id}{;v} does not match x://1;w=2.
 //   - {x:3} matches at most 3 characters.
-//   - Several variables in one expression split on its separator.
+//   - Several variables in one expression split on its separator, each
+//     taking an item, or several where its values may hold the separator
+//     unencoded ({.x,y}, {+x,y}, {#x,y}), or none: expansion leaves an
+//     undefined variable out, separator and all, so x://{/a:4,b} gives
+//     x:///hello to b where a cannot take it, and x://{.b,a:2} gives
+//     x://.x.y.%C3%A9 to b "x.y" and a "é".
+//   - A variable the template uses more than once has one value in
+//     every use, or is undefined in every use, as in an expansion:
+//     x://{a}{?a} matches x://1?a=1 and x://, not x://1.
 //
 // Every value is percent-decoded exactly once; an invalid escape, or bytes
 // that do not decode to valid UTF-8, make the URI not match. Where a
