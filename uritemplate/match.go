@@ -421,6 +421,13 @@ func (m *matcher) bind(e *expr, s string) bool {
 		if s[0] != e.first && (e.alt == 0 || s[0] != e.alt) {
 			return false
 		}
+		if s[0] != e.first && e.amps != nil {
+			// {?a}{&b} gives &b=1 for a undefined.
+			if !m.unsetAll(e.vars[:len(e.vars)-len(e.amps.vars)]) {
+				return false
+			}
+			e = e.amps
+		}
 		s = s[1:]
 	}
 	m.reserved = e.reserved

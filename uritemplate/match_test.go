@@ -95,6 +95,13 @@ func TestMatchQuery(t *testing.T) {
 		{"x://s{?a}{&b,c}", "x://s?c=3&b=2&a=1", vals("a", "1", "b", "2", "c", "3")},
 		{"x://s{?a}{&b}", "x://s?b=2", vals("b", "2")},
 		{"x://s{?a}{&b}", "x://s&b=2", vals("b", "2")},
+		// A query that starts with '&' is the {&…}'s alone: the {?…}'s
+		// variables are undefined, as in the expansion that gave it.
+		{"x://s{?a}{&b}", "x://s&a=1&b=2", vals("b", "2")},
+		{"x://s{?k*}{&k2*}", "x://s&K=0&L=1", vals("k2", pv("K", "0", "L", "1"))},
+		{"x://s{?k*}{&k2*}", "x://s?K=0&L=1", vals("k", pv("K", "0", "L", "1"))},
+		{"x://s{?a}{&a}", "x://s&a=1", noMatch},
+		{"x://s{?a}{&a}", "x://s?a=1&a=1", vals("a", "1")},
 		// A {&…} after a literal query.
 		{"x://s?fixed=yes{&x}", "x://s?fixed=yes&x=1024", vals("x", "1024")},
 		{"x://s?fixed=yes{&x}", "x://s?fixed=yes&y=1&x=2", vals("x", "2")},

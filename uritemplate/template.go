@@ -145,6 +145,10 @@ type expr struct {
 	// belong to: see bindNamed.
 	laterNamed bool
 	allow      [128]bool // see setAllow
+	// amps is, for a {?…} with {&…} merged in, those {&…} alone: a query
+	// that starts with '&' is theirs, every variable of the {?…} being
+	// undefined.
+	amps *expr
 }
 
 type varspec struct {
@@ -269,6 +273,9 @@ func (t *Template) parse() error {
 	for i := len(t.parts) - 1; i >= 0; i-- {
 		if e := t.parts[i].expr; e != nil && e.named {
 			e.laterNamed = named
+			if e.amps != nil {
+				e.amps.laterNamed = named
+			}
 			named = true
 		}
 	}
@@ -370,6 +377,11 @@ func (t *Template) addExpr(e *expr) {
 			merged.vars = append(slices.Clip(prev.vars), e.vars...)
 			if prev.op == '?' {
 				merged.alt = '&'
+				amps := *e
+				if prev.amps != nil {
+					amps.vars = append(slices.Clip(prev.amps.vars), e.vars...)
+				}
+				merged.amps = &amps
 			}
 			t.parts[n-1].expr = &merged
 			return
