@@ -41,6 +41,9 @@ type nfa struct {
 	// unbound is set while adding text that binds no variable (a
 	// parameter an expression ignores): its edges are not marked val.
 	unbound bool
+	// narrow is set while building a model that takes only URIs Match
+	// takes (see Template.narrowModel).
+	narrow bool
 }
 
 type edge struct {
@@ -138,12 +141,15 @@ func (n *nfa) on2(from int, s byteSet) int {
 
 // maxModelPrefix is the largest prefix modifier the model counts
 // exactly; a larger one is modelled as no limit, which only widens the
-// language.
+// language (or, in a narrow model, as maxModelPrefix, which narrows it).
 const maxModelPrefix = 64
 
 // value adds, from from, the text of a value: any number of characters,
 // or at most prefix of them; it returns the end.
 func (n *nfa) value(from int, raw byteSet, prefix int) int {
+	if n.narrow && prefix > maxModelPrefix {
+		prefix = maxModelPrefix
+	}
 	if prefix <= 0 || prefix > maxModelPrefix {
 		// Any number of characters: raw bytes and triplets of any hex
 		// digits, which only widens what Match takes (valid UTF-8).
@@ -254,7 +260,23 @@ func (n *nfa) exprText(from int, e *expr) int {
 // model returns an automaton of the URIs t matches: every URI Match takes
 // is in it, and a few it does not (see exprText).
 func (t *Template) model() *nfa {
-	n := &nfa{prefix: t.prefix}
+	return t.buildModel(false)
+}
+
+// narrowModel returns, for a template that uses each variable once, an
+// automaton of URIs t matches (but for values that do not decode to
+// UTF-8): its model, with a prefix modifier over maxModelPrefix counted
+// as maxModelPrefix. It is nil for a template that repeats a variable,
+// whose uses must agree, which an automaton cannot check.
+func (t *Template) narrowModel() *nfa {
+	if t.repeats {
+		return nil
+	}
+	return t.buildModel(true)
+}
+
+func (t *Template) buildModel(narrow bool) *nfa {
+	n := &nfa{prefix: t.prefix, narrow: narrow}
 	at := n.state()
 	for _, p := range t.parts {
 		if p.expr == nil {

@@ -79,6 +79,23 @@
 // {/x*}, {?x*}, …) match lists and pairs. Expand is unchanged and follows
 // RFC 6570: a List given to {x} expands to "red,blue", a URI that the
 // template then does not match back.
+//
+// # Variables used more than once
+//
+// A template may use a variable more than once: x://{a}/{a}, or
+// {?a}{&a}, or {a:2} next to {a}. Match takes such a variable as
+// expansion writes it, with one value in every use (a prefix modifier's
+// use the start of it) or undefined in every use: x://{a}{?a} matches
+// x://1?a=1 and x://, not x://1, which no values expand to. A Router
+// compares templates on automata, which cannot check that the uses of a
+// variable agree, so Router.Add ranks a template that repeats a variable
+// only where that does not matter (x://{a}/{a} is more specific than
+// x://{a}/{b}: every URI it matches the other matches too), and
+// otherwise refuses a template that shares URIs with it, as it refuses
+// any two templates it cannot rank (see Router, Precedence). Both are
+// needed, and together they are the simplest rule that holds: Match
+// takes no URI that no values expand to, and Add ranks only what its
+// automata show, never by guess.
 package uritemplate
 
 import (
@@ -104,6 +121,11 @@ type Template struct {
 	items  int      // a guess at the items a match binds, for capacity
 	// repeats is set if a variable appears more than once.
 	repeats bool
+	// wide is set if the template's model (see lang.go) takes URIs that
+	// Match does not, values that do not decode to UTF-8 aside: where it
+	// repeats a variable, whose uses must agree, or has a prefix modifier
+	// over maxModelPrefix.
+	wide bool
 	// prefixed marks, by index into names, the variables that appear with
 	// a prefix modifier somewhere, and so may only be strings.
 	prefixed []bool
@@ -280,6 +302,7 @@ func (t *Template) parse() error {
 		}
 	}
 	t.strictFirst = t.strictFirst || t.repeats
+	t.wide = t.wide || t.repeats
 	return nil
 }
 
@@ -492,6 +515,7 @@ func (t *Template) parseVarspec(spec string) (varspec, error) {
 		t.prefixed = append(t.prefixed, false)
 	}
 	t.prefixed[v.index] = t.prefixed[v.index] || v.prefix > 0
+	t.wide = t.wide || v.prefix > maxModelPrefix
 	return v, nil
 }
 
