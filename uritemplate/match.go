@@ -28,18 +28,31 @@ func (t *Template) Match(uri string) (Values, bool) {
 		return Values{}, false
 	}
 	if t.strictFirst {
-		if vals, ok := t.match(uri, true); ok {
+		if vals, ok := t.match(uri, true, true); ok {
 			return vals, true
 		}
+		if t.bothSpellings(uri) {
+			if vals, ok := t.match(uri, true, false); ok {
+				return vals, true
+			}
+		}
 	}
-	return t.match(uri, false)
+	return t.match(uri, false, false)
 }
 
-// match is Match, strict as matcher.strict says.
-func (t *Template) match(uri string, strict bool) (Values, bool) {
+// bothSpellings reports whether a strict match of uri may need to take
+// what Expand writes where ExpandURI writes otherwise: a '?', '#', '['
+// or ']' in the value of a {+x} or {#x}.
+func (t *Template) bothSpellings(uri string) bool {
+	return t.reserved && strings.ContainsAny(uri[len(t.prefix):], "?#[]")
+}
+
+// match is Match, strict and shaped as matcher.strict and matcher.shaped
+// say.
+func (t *Template) match(uri string, strict, shaped bool) (Values, bool) {
 	var binds [8]binding
 	var items [16]string
-	m := t.newMatcher(uri, strict, binds[:], items[:0])
+	m := t.newMatcher(uri, strict, shaped, binds[:], items[:0])
 	if !m.match(0, 0) {
 		return Values{}, false
 	}
@@ -63,23 +76,25 @@ func (t *Template) matches(uri string) bool {
 	if !t.literalsInOrder(uri) {
 		return false
 	}
-	return t.strictFirst && t.matchesAs(uri, true) || t.matchesAs(uri, false)
+	return t.strictFirst && (t.matchesAs(uri, true, true) || t.bothSpellings(uri) && t.matchesAs(uri, true, false)) ||
+		t.matchesAs(uri, false, false)
 }
 
-// matchesAs is matches, strict as matcher.strict says.
-func (t *Template) matchesAs(uri string, strict bool) bool {
+// matchesAs is matches, strict and shaped as matcher.strict and
+// matcher.shaped say.
+func (t *Template) matchesAs(uri string, strict, shaped bool) bool {
 	var binds [8]binding
 	var items [16]string
-	m := t.newMatcher(uri, strict, binds[:], items[:0])
+	m := t.newMatcher(uri, strict, shaped, binds[:], items[:0])
 	return m.match(0, 0)
 }
 
-// newMatcher returns a matcher of uri, strict as matcher.strict says,
-// that binds t's variables in binds if it is long enough (else in a new
-// slice) and pushes items onto items (nil: a new slice when the first
-// is pushed).
-func (t *Template) newMatcher(uri string, strict bool, binds []binding, items []string) matcher {
-	m := matcher{t: t, uri: &uri, strict: strict, checkBack: strict && t.repeats, items: items}
+// newMatcher returns a matcher of uri, strict and shaped as
+// matcher.strict and matcher.shaped say, that binds t's variables in
+// binds if it is long enough (else in a new slice) and pushes items onto
+// items (nil: a new slice when the first is pushed).
+func (t *Template) newMatcher(uri string, strict, shaped bool, binds []binding, items []string) matcher {
+	m := matcher{t: t, uri: &uri, strict: strict, shaped: strict && shaped, checkBack: strict && t.repeats, items: items}
 	if len(t.names) <= len(binds) {
 		m.binds = binds[:len(t.names)]
 	} else {
@@ -88,8 +103,8 @@ func (t *Template) newMatcher(uri string, strict bool, binds []binding, items []
 	return m
 }
 
-// expandsBack reports whether the values bound so far expand, with
-// ExpandURI, to the URI being matched.
+// expandsBack reports whether the values bound so far expand to the URI
+// being matched, with ExpandURI if the match is shaped, else Expand.
 func (m *matcher) expandsBack() bool {
 	vars := make(map[string]Value, len(m.t.names))
 	for i, b := range m.binds {
@@ -99,7 +114,7 @@ func (m *matcher) expandsBack() bool {
 			vars[m.t.names[i]] = Value{Kind: b.kind, Items: append([]string(nil), m.items[b.start:b.end]...)}
 		}
 	}
-	back, err := m.t.expand(vars, true)
+	back, err := m.t.expand(vars, m.shaped)
 	return err == nil && back == *m.uri
 }
 
@@ -139,7 +154,12 @@ type binding struct {
 	partial bool
 	// absent is set, in a template that uses the variable more than
 	// once, where one use left it undefined: no other use may define it.
-	absent     bool
+	absent bool
+	// sep is the separator a List was split on where the value's items
+	// may hold it unencoded ('.' in {.x*}, ',' in {+x*} and {#x*}), so
+	// that the List may split where the value did not, or Pairs that may
+	// be a List whose items hold '=', as {+x*} writes them: see regroup.
+	sep        byte
 	start, end int32
 }
 
@@ -159,6 +179,13 @@ type matcher struct {
 	// (x://{+dir}{/name} gives x://d/e/a%2Fb to dir "d/e" and name "a/b",
 	// as expanded), then a lenient one, which accepts what clients send.
 	strict bool
+	// shaped is set for a strict match that takes, in {+x} and {#x},
+	// what ExpandURI writes only: '?', '#', '[' and ']' encoded. Match
+	// tries it before a strict match that takes what Expand writes too,
+	// so that x://{#a}{#b} gives x://#v#, which ExpandURI writes for a
+	// "v" and b "", to those values, and not a "v#", which it writes as
+	// x://#v%23.
+	shaped bool
 	// checkBack is set for a strict match of a template that repeats a
 	// variable: a split matches only if its values expand back to the
 	// URI (x://{?k*}{?k*} must not give both queries to the first).
@@ -287,7 +314,7 @@ func (m *matcher) match(pi, pos int) bool {
 				f := pos + btoi(e.first != 0) // after e's first character
 				if sp == nil {
 					// One for every run from pos: see splitter.
-					sp = newSplitter(m.t.prefixed, e, uri[f:maxEnd], m.strict)
+					sp = newSplitter(e, uri[f:maxEnd], m.strict, m.shaped)
 				}
 				ok = sp.walk(m, end-f, rest)
 			}
@@ -321,7 +348,7 @@ func (m *matcher) match(pi, pos int) bool {
 func (m *matcher) signature(deps []int) uint64 {
 	var h maphash.Hash
 	h.SetSeed(hashSeed)
-	var buf [binary.MaxVarintLen64 + 1]byte
+	var buf [binary.MaxVarintLen64 + 2]byte
 	for _, i := range deps {
 		b := m.binds[i]
 		if !b.set {
@@ -336,8 +363,8 @@ func (m *matcher) signature(deps []int) uint64 {
 		if b.partial {
 			flags |= 0x80
 		}
-		buf[0] = flags
-		h.Write(binary.AppendUvarint(buf[:1], uint64(b.end-b.start)))
+		buf[0], buf[1] = flags, b.sep
+		h.Write(binary.AppendUvarint(buf[:2], uint64(b.end-b.start)))
 		for _, item := range m.items[b.start:b.end] {
 			h.Write(binary.AppendUvarint(buf[:0], uint64(len(item))))
 			h.WriteString(item)
@@ -453,7 +480,7 @@ func (m *matcher) bindPositional(e *expr, s string) bool {
 		}
 		after := len(e.vars) - vi - 1
 		switch {
-		case v.explode:
+		case v.composite:
 			take := max(left-after, 1)
 			var run string
 			run, rest = cutItems(rest, e.sep, take)
@@ -501,16 +528,17 @@ func cutItems(s string, sep byte, n int) (items, rest string) {
 	return s[:i-1], s[i:]
 }
 
-// setScalar binds v, a variable not exploded, to s decoded, as a String.
-// A variable not exploded matches scalars only: expansion encodes the ','
-// of a string, but for {+x} and {#x} (reserved), so an unencoded ',' in s
-// can only come from a list given to v, and s does not match. For {+x}
-// and {#x} a ',' is part of the String.
+// setScalar binds v, a use that is not composite, to s decoded, as a
+// String. A variable not exploded matches scalars only: expansion encodes
+// the ',' of a string, but for {+x} and {#x} (reserved), so an unencoded
+// ',' in s can only come from a list given to v, and s does not match.
+// For {+x} and {#x} a ',' is part of the String, and so it is for an
+// exploded use, as it would be of a List's item.
 func (m *matcher) setScalar(v varspec, s string, reserved bool) bool {
-	if !reserved && strings.IndexByte(s, ',') >= 0 {
+	if !reserved && !v.explode && strings.IndexByte(s, ',') >= 0 {
 		return false
 	}
-	if m.strict && !canonical(s, reserved) {
+	if m.strict && !canonical(s, reserved, m.shaped) {
 		return false
 	}
 	val, ok := decode(s)
@@ -522,14 +550,14 @@ func (m *matcher) setScalar(v varspec, s string, reserved bool) bool {
 // holds no sep).
 func (m *matcher) setExploded(v varspec, run string, sep byte) bool {
 	if strings.IndexByte(run, sep) < 0 && strings.IndexByte(run, '=') < 0 {
-		if m.strict && !canonical(run, m.reserved) {
+		if m.strict && !canonical(run, m.reserved, m.shaped) {
 			return false
 		}
 		val, ok := decode(run)
 		if !ok {
 			return false
 		}
-		return m.set(v, List, m.push(val))
+		return m.setSplit(v, List, m.push(val), m.splitSep(sep))
 	}
 	kind := List
 	if allPairs(run, sep) {
@@ -548,7 +576,19 @@ func (m *matcher) setExploded(v varspec, run string, sep byte) bool {
 			return false
 		}
 	}
-	return m.set(v, kind, start)
+	if kind == Pairs && !m.reserved {
+		return m.set(v, kind, start)
+	}
+	return m.setSplit(v, kind, start, m.splitSep(sep))
+}
+
+// splitSep returns sep, the separator of a positional expression being
+// bound, if the items of a value may hold it unencoded, else 0.
+func (m *matcher) splitSep(sep byte) byte {
+	if sep == '.' || m.reserved {
+		return sep
+	}
+	return 0
 }
 
 func allPairs(run string, sep byte) bool {
@@ -571,7 +611,10 @@ func allPairs(run string, sep byte) bool {
 // ignored in a query ({?…}, {&…}) that no named expression follows. In
 // a {;…}, or where a named expression follows e (an item e does not name
 // may be that one's), s then does not match, so that x://r{;a}{;c} gives
-// ;c=2 to c rather than ignoring it in a.
+// ;c=2 to c rather than ignoring it in a. A name that e uses several
+// times, as {?a}{&a} does, has the items with it (or for Pairs the items
+// no variable names) split in as many runs, one for each use in turn, as
+// expansion writes them: {;a:1,a} gives ;a=5;a=50%25 to a "50%".
 func (m *matcher) bindNamed(e *expr, s string) bool {
 	onlyNamed := func() bool {
 		for item := range strings.SplitSeq(s, string(e.sep)) {
@@ -585,15 +628,34 @@ func (m *matcher) bindNamed(e *expr, s string) bool {
 	if strictItems && !e.takesUnnamed() && !onlyNamed() {
 		return false
 	}
-	pairsTaken := false // by an earlier exploded variable
+	pairsBy := -1 // the variable (by Template.names) that took the Pairs
 	for _, v := range e.vars {
 		start, found := len(m.items), false
+		// The items with v's name to pass over, and to take (-1: all).
+		skip, take := 0, -1
+		switch {
+		case v.uses > 1:
+			var ok bool
+			if skip, take, ok = v.run(e.count(s, v.name)); !ok || !v.composite && take > 1 {
+				return false
+			}
+		case v.explode && !v.composite && e.count(s, v.name) > 1:
+			return false // a String, which an exploded use writes once
+		}
 		for item := range strings.SplitSeq(s, string(e.sep)) {
 			k, val, _ := strings.Cut(item, "=")
 			if k != v.name {
 				continue
 			}
-			if !v.explode {
+			if skip > 0 {
+				skip--
+				continue
+			}
+			if take == 0 {
+				break
+			}
+			take--
+			if !v.composite {
 				if !m.setScalar(v, val, false) {
 					return false
 				}
@@ -606,13 +668,13 @@ func (m *matcher) bindNamed(e *expr, s string) bool {
 			found = true
 		}
 		switch {
-		case found && !v.explode:
+		case found && !v.composite:
 		case found:
 			if !m.set(v, List, start) {
 				return false
 			}
-		case v.explode && !pairsTaken:
-			pairsTaken = true
+		case v.composite && (pairsBy < 0 || pairsBy == v.index):
+			pairsBy = v.index
 			if !m.bindPairs(e, v, s) {
 				return false
 			}
@@ -624,18 +686,66 @@ func (m *matcher) bindNamed(e *expr, s string) bool {
 	}
 	// Where an exploded variable took a List, no variable took the items
 	// e does not name.
-	return !strictItems || pairsTaken || onlyNamed()
+	return !strictItems || pairsBy >= 0 || onlyNamed()
+}
+
+// run returns, for a variable that its expression uses more than once
+// and n items that belong to its uses, how many to pass over and how many
+// to take for this use: n split in v.uses runs alike. ok is false if n
+// does not split so.
+func (v varspec) run(n int) (skip, take int, ok bool) {
+	if n%v.uses != 0 {
+		return 0, 0, false
+	}
+	take = n / v.uses
+	return v.use * take, take, true
+}
+
+// count returns the number of items of s, e's text, called name.
+func (e *expr) count(s, name string) int {
+	n := 0
+	for item := range strings.SplitSeq(s, string(e.sep)) {
+		if k, _, _ := strings.Cut(item, "="); k == name {
+			n++
+		}
+	}
+	return n
 }
 
 // bindPairs binds the exploded variable v to the key=value items of s that
-// no variable of e names.
+// no variable of e names (its run of them, if e uses v more than once).
 func (m *matcher) bindPairs(e *expr, v varspec, s string) bool {
+	unnamed := func(item string) bool {
+		k, _, _ := strings.Cut(item, "=")
+		return item != "" && !e.names(k)
+	}
+	skip, take := 0, -1
+	if v.uses > 1 {
+		n := 0
+		for item := range strings.SplitSeq(s, string(e.sep)) {
+			if unnamed(item) {
+				n++
+			}
+		}
+		var ok bool
+		if skip, take, ok = v.run(n); !ok {
+			return false
+		}
+	}
 	start := len(m.items)
 	for item := range strings.SplitSeq(s, string(e.sep)) {
-		k, val, _ := strings.Cut(item, "=")
-		if item == "" || e.names(k) {
+		if !unnamed(item) {
 			continue
 		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		if take == 0 {
+			break
+		}
+		take--
+		k, val, _ := strings.Cut(item, "=")
 		if !m.pushDecoded(k) || !m.pushDecoded(val) {
 			return false
 		}
@@ -649,7 +759,7 @@ func (m *matcher) bindPairs(e *expr, v varspec, s string) bool {
 // takesUnnamed reports whether e has an exploded variable, which takes the
 // items no variable of e names as Pairs.
 func (e *expr) takesUnnamed() bool {
-	return slices.ContainsFunc(e.vars, func(v varspec) bool { return v.explode })
+	return slices.ContainsFunc(e.vars, func(v varspec) bool { return v.composite })
 }
 
 // names reports whether some variable of e is called k.
@@ -678,7 +788,7 @@ func (m *matcher) push(s string) int {
 }
 
 func (m *matcher) pushDecoded(s string) bool {
-	if m.strict && !canonical(s, m.reserved) {
+	if m.strict && !canonical(s, m.reserved, m.shaped) {
 		return false
 	}
 	val, ok := decode(s)
@@ -701,6 +811,12 @@ func (m *matcher) setString(v varspec, s string) bool {
 // it goes; the longer is kept. One that another use left undefined
 // (see unset) may not be bound.
 func (m *matcher) set(v varspec, kind Kind, start int) bool {
+	return m.setSplit(v, kind, start, 0)
+}
+
+// setSplit is set for a List split on sep, which its items may hold (see
+// binding.sep), or 0.
+func (m *matcher) setSplit(v varspec, kind Kind, start int, sep byte) bool {
 	if kind != String && m.t.prefixed[v.index] {
 		return false // RFC 6570: prefixes apply to strings only
 	}
@@ -708,7 +824,7 @@ func (m *matcher) set(v varspec, kind Kind, start int) bool {
 		return false // another use left it undefined
 	}
 	end := int32(len(m.items))
-	cur := binding{set: true, kind: kind, start: int32(start), end: end}
+	cur := binding{set: true, kind: kind, sep: sep, start: int32(start), end: end}
 	if v.prefix > 0 {
 		cur.partial = utf8.RuneCountInString(m.items[start]) == v.prefix
 	}
@@ -724,11 +840,16 @@ func (m *matcher) set(v varspec, kind Kind, start int) bool {
 		// use matches a List of one item where one not exploded
 		// matches a String, which expansion writes alike, or a List
 		// where another exploded use matches Pairs with the same keys
-		// and values. Keep the String or Pairs.
+		// and values. Keep the String or Pairs, or a List whose items
+		// are the value's.
 		if !equal(old, now) {
-			return false
+			kept, ok := m.regroup(*b, cur)
+			if ok {
+				*b = kept
+			}
+			return ok
 		}
-		if b.kind == List {
+		if b.kind == List && (cur.kind != List || b.sep != 0) {
 			*b = cur
 		}
 	// One is partial: the variable has a prefix modifier, so both are
@@ -762,6 +883,56 @@ func (m *matcher) unset(v varspec) bool {
 	}
 	b.absent = true
 	return true
+}
+
+// regroup returns the binding of a variable's value that two bindings of
+// it with different items agree on, where one or both are Lists that may
+// split where the value did not (see binding.sep): {.a*}{/a*} gives
+// .x.y/x.y to a "x.y", which {.a*} alone would take as the List [x y].
+// Joined with its separator, the other must give the same text; two
+// split on different separators give the value's items where the first
+// has its separator and the second its own.
+func (m *matcher) regroup(a, b binding) (binding, bool) {
+	a, b = m.asList(a), m.asList(b)
+	x, y := m.items[a.start:a.end], m.items[b.start:b.end]
+	switch {
+	case a.kind == Pairs || b.kind == Pairs || a.sep == 0 && b.sep == 0:
+		return a, false
+	case b.sep == 0:
+		return b, strings.Join(x, string(a.sep)) == strings.Join(y, string(a.sep))
+	case a.sep == 0 || a.sep == b.sep:
+		return a, strings.Join(x, string(b.sep)) == strings.Join(y, string(b.sep))
+	}
+	jx, jy := strings.Join(x, string(a.sep)), strings.Join(y, string(b.sep))
+	if len(jx) != len(jy) {
+		return a, false
+	}
+	start, from := len(m.items), 0
+	for i := 0; i < len(jx); i++ {
+		switch {
+		case jx[i] == jy[i]:
+		case jx[i] == a.sep && jy[i] == b.sep:
+			m.push(jx[from:i])
+			from = i + 1
+		default:
+			return a, false
+		}
+	}
+	m.push(jx[from:])
+	return binding{set: true, kind: List, start: int32(start), end: int32(len(m.items))}, true
+}
+
+// asList returns b, but for Pairs that may be a List (see binding.sep),
+// which it returns as that List, each item key=value.
+func (m *matcher) asList(b binding) binding {
+	if b.kind != Pairs || b.sep == 0 {
+		return b
+	}
+	start := len(m.items)
+	for i := b.start; i < b.end; i += 2 {
+		m.push(m.items[i] + "=" + m.items[i+1])
+	}
+	return binding{set: true, kind: List, sep: b.sep, start: int32(start), end: int32(len(m.items))}
 }
 
 func equal(a, b []string) bool {
@@ -809,14 +980,14 @@ func decode(s string) (string, bool) {
 // decodes to: unreserved characters (and, if reserved, reserved ones) as
 // they are, every other byte as a triplet with upper-case hex digits; in
 // reserved text '?', '#', '[' and ']' either way, as Expand and ExpandURI
-// write them.
-func canonical(s string, reserved bool) bool {
+// write them, or, if shaped, encoded, as ExpandURI does.
+func canonical(s string, reserved, shaped bool) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c >= 0x80:
 			return false
-		case unreserved[c], reserved && reservedChars[c]:
+		case unreserved[c], reserved && reservedChars[c] && !(shaped && shapeChars[c]):
 		case c == '%' && i+2 < len(s) && isUpperHex(s[i+1]) && isUpperHex(s[i+2]):
 			d := unhex(s[i+1])<<4 | unhex(s[i+2])
 			if d < 0x80 && (unreserved[d] || reserved && reservedChars[d] && !shapeChars[d]) {

@@ -38,6 +38,9 @@ func runMatchCases(t *testing.T, cases []matchCase) {
 // URI several ways.
 func TestMatchRoundTrips(t *testing.T) {
 	runMatchCases(t, []matchCase{
+		// In one expression too: the items of {.b*} are Pairs, as
+		// expansion writes k=v, where a List's would be k%3Dv.
+		{"x://{.b*,c:1,a}", "x://.k=v.h.x.y", vals("b", pv("k", "v"), "c", "h", "a", "x.y")},
 		// A parameter the first {;…} does not name belongs to a later one;
 		// a {;…} takes no parameter it does not name.
 		{"x://r{;a}{;c}", "x://r;a=1;c=2", vals("a", "1", "c", "2")},
@@ -524,6 +527,45 @@ func TestMatchRepeatedUndefined(t *testing.T) {
 		{"file:///b{/a,b*}{?a:2}", "file:///b/%3D/a%2Cb", vals("b", lv("=", "a,b"))},
 		{"file:///b{/a,b*}{?a:2}{/q}", "file:///b/%3D/a%2Cb", vals("b", lv("=", "a,b"))},
 		{"file:///b{/a,b*}{?a:2}{/q}", "file:///b/%3D/a%2Cb?a=%3D", vals("a", "=", "b", lv("a,b"))},
+	})
+}
+
+// TestMatchRepeatedForms checks variables used more than once in forms
+// that write one value differently, each from a case FuzzRouter found:
+// every URI is an expansion of the values given, which match back to
+// values that expand to it.
+func TestMatchRepeatedForms(t *testing.T) {
+	runMatchCases(t, []matchCase{
+		// A variable with a prefix modifier is a String, which an
+		// exploded use writes as one not exploded does.
+		{"x://{b:1,a:1,a*}a", "x://v,va", vals("a", "v")},
+		{"x:{a:1}{/a*}", "x:v/v", vals("a", "v")},
+		{"x:{a:1}{/a*}", "x:v/v/w", noMatch},
+		// So is a variable used not exploded, whose ',' {+b*} leaves
+		// unencoded.
+		{"x://{b}{+b*,a}", "x://%3D-a%2Cb=-a,b", vals("b", "=-a,b")},
+		{"x://{b}{+b*,a}", "x://%3D=,=-a,b", vals("b", "=", "a", "=-a,b")},
+		// {.a*} and {+a*} may split a value where it holds their
+		// separator: the other use tells where the value's items end.
+		{"x://{.a*}/{/a*}", "x://.x.y//x.y", vals("a", lv("x.y"))},
+		{"x://{.a*}/{/a*}", "x://.x.y//x/y", vals("a", lv("x", "y"))},
+		{"x://{.a*}/{+a*}", "x://.x%2Cy.z/x,y.z", vals("a", lv("x,y.z"))},
+		{"x://{.a*}/{+a*}", "x://.x.y/x,y", vals("a", lv("x", "y"))},
+		{"x://{.a*}/{+a*}", "x://.x.y/x,z", noMatch},
+		// {+c*} leaves '=' unencoded in a List's item, which would read
+		// as a pair.
+		{"x://{/c*}{+c*}", "x:///%3D=", vals("c", lv("="))},
+		// A name used twice in one named expression has an item for
+		// each use, in turn.
+		{"x://{;a:1,a}", "x://;a=5;a=50%25", vals("a", "50%")},
+		{"x://{;a:1,a}", "x://;a=5;a=6", noMatch},
+		{"x://{?a*,a}", "x://?a=v&a=v", vals("a", "v")},
+		{"x://{?k*}{&k*}", "x://?K=1&K=1", vals("k", pv("K", "1"))},
+		{"x://{?k*}{&k*}", "x://?K=1", noMatch},
+		// What ExpandURI writes first: it encodes the '#' of a value
+		// of {#b}, so x://#v# is b "v" and f "", not b "v#".
+		{"x://{#b:4}{#f}", "x://#v#", vals("b", "v", "f", "")},
+		{"x://{#b:4}{#f}", "x://#v%23", vals("b", "v#")},
 	})
 }
 

@@ -67,11 +67,10 @@ func (m *matcher) bindEmpty(e *expr, rest func() bool) bool {
 // what it knows of the longest run's items but the last, which the
 // others' items are, but for their last.
 type splitter struct {
-	prefixed []bool // Template.prefixed
-	e        *expr
-	s        string // the longest run, after e's first character
-	strict   bool
-	seps     []int // the positions of the separators in s
+	e              *expr
+	s              string // the longest run, after e's first character
+	strict, shaped bool
+	seps           []int // the positions of the separators in s
 	// Running counts, by item, of items a String may not hold, List
 	// items and Pairs items that do not match, and items without '=',
 	// and of the characters the items decode to.
@@ -96,25 +95,25 @@ func (sp *splitter) info(item string) itemInfo {
 	e := sp.e
 	val, ok := decode(item)
 	in := itemInfo{runes: utf8.RuneCountInString(val)}
-	in.badString = !ok || !e.reserved && strings.IndexByte(item, ',') >= 0 || sp.strict && !canonical(item, e.reserved)
-	in.badItem = !ok || sp.strict && !canonical(item, e.reserved)
+	in.badString = !ok || !e.reserved && strings.IndexByte(item, ',') >= 0 || sp.strict && !canonical(item, e.reserved, sp.shaped)
+	in.badItem = !ok || sp.strict && !canonical(item, e.reserved, sp.shaped)
 	key, value, found := strings.Cut(item, "=")
 	in.noEq = !found
 	if found {
 		_, okK := decode(key)
 		_, okV := decode(value)
-		in.badPair = !okK || !okV || sp.strict && (!canonical(key, e.reserved) || !canonical(value, e.reserved))
+		in.badPair = !okK || !okV || sp.strict && (!canonical(key, e.reserved, sp.shaped) || !canonical(value, e.reserved, sp.shaped))
 	}
 	return in
 }
 
 // newSplitter returns the splitter of s, the longest run e may take at a
-// position, after e's first character, for a match strict as
-// matcher.strict says of a template whose Template.prefixed is prefixed.
-// (It holds nothing of the matcher's: the compiler's escape analysis
-// would move the arrays matches gives the matcher to the heap with it.)
-func newSplitter(prefixed []bool, e *expr, s string, strict bool) *splitter {
-	sp := &splitter{prefixed: prefixed, e: e, s: s, strict: strict}
+// position, after e's first character, for a match strict and shaped
+// as matcher.strict and matcher.shaped say. (It holds nothing of the
+// matcher's: the compiler's escape analysis would move the arrays
+// matches gives the matcher to the heap with it.)
+func newSplitter(e *expr, s string, strict, shaped bool) *splitter {
+	sp := &splitter{e: e, s: s, strict: strict, shaped: shaped}
 	for i := 0; i < len(s); i++ {
 		if s[i] == e.sep {
 			sp.seps = append(sp.seps, i)
@@ -217,8 +216,11 @@ func (sp *splitter) starts(v, j int, last itemInfo, withLast bool) [2][2]int {
 		}
 		return lo - 1
 	}
-	if !va.explode {
+	if !va.composite {
 		lo := lastWith(sp.badString, last.badString) + 1
+		if va.explode {
+			lo = lastWith(sp.badItem, last.badItem) + 1 // see setScalar
+		}
 		if e.op != '.' && !e.reserved {
 			lo = max(lo, end-1) // one item: its values never hold e.sep
 		}
@@ -241,9 +243,6 @@ func (sp *splitter) starts(v, j int, last itemInfo, withLast bool) [2][2]int {
 		}
 		return [2][2]int{{lo, end - 1}, {0, -1}}
 	}
-	if sp.prefixed[va.index] {
-		return none // a prefix modifier elsewhere: a String only
-	}
 	// Pairs where every item holds '=', else a List.
 	lastNoEq := lastWith(sp.noEq, last.noEq)
 	pairsFrom := max(lastNoEq, lastWith(sp.badPair, last.badPair)) + 1
@@ -259,7 +258,6 @@ func (sp *splitter) starts(v, j int, last itemInfo, withLast bool) [2][2]int {
 // variable once, only the first way that binds is tried.
 func (sp *splitter) walk(m *matcher, l int, rest func() bool) bool {
 	e := sp.e
-	m.reserved = e.reserved
 	k := sort.SearchInts(sp.seps, l) // the item that ends the run
 	last := sp.info(sp.s[sp.start(k):l])
 	undo := m.save(e, nil)
@@ -348,7 +346,8 @@ func (sp *splitter) cover(m *matcher, v, i int, rest func() bool) bool {
 // set binds variable v to run, items of e.
 func (sp *splitter) set(m *matcher, v int, run string) bool {
 	va := sp.e.vars[v]
-	if va.explode {
+	m.reserved = sp.e.reserved // which a later part's bind may have changed
+	if va.composite {
 		return m.setExploded(va, run, sp.e.sep)
 	}
 	return m.setScalar(va, run, sp.e.reserved)

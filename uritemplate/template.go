@@ -121,6 +121,8 @@ type Template struct {
 	items  int      // a guess at the items a match binds, for capacity
 	// repeats is set if a variable appears more than once.
 	repeats bool
+	// reserved is set if the template has a {+x} or {#x}.
+	reserved bool
 	// wide is set if the template's model (see lang.go) takes URIs that
 	// Match does not, values that do not decode to UTF-8 aside: where it
 	// repeats a variable, whose uses must agree, or has a prefix modifier
@@ -130,13 +132,22 @@ type Template struct {
 	// a prefix modifier somewhere, and so may only be strings.
 	prefixed []bool
 	// strictFirst is set for a template that may split a URI in several
-	// ways (an expression is followed by another part) or repeats a
-	// variable: Match first tries the splits an expansion could have
-	// made (see matcher.strict). Where a lenient match could choose
-	// otherwise is subtle (x://{?k*}a{b,c} gives x://?k=a1.2,a%2Fb, k a
-	// List of "", to k "a1.2," leniently); the strict pass costs little
-	// where the URI is an expansion, and nothing more where it is not.
+	// ways (an expression is followed by another part, or has several
+	// positional variables) or repeats a variable: Match first tries the
+	// splits an expansion could have made (see matcher.strict). Where a
+	// lenient match could choose otherwise is subtle (x://{?k*}a{b,c}
+	// gives x://?k=a1.2,a%2Fb, k a List of "", to k "a1.2," leniently);
+	// the strict pass costs little where the URI is an expansion, and
+	// nothing more where it is not.
 	strictFirst bool
+}
+
+// vars returns the variables of p, an expression, or nil.
+func (p part) vars() []varspec {
+	if p.expr == nil {
+		return nil
+	}
+	return p.expr.vars
 }
 
 // A part is a literal run or an expression.
@@ -178,6 +189,14 @@ type varspec struct {
 	index   int // into Template.names
 	prefix  int // max characters, 0 for none
 	explode bool
+	// uses counts the variables of the expression (as matched) with
+	// this name, and use is this one's place among them: see bindNamed.
+	uses, use int
+	// composite is set for a use that Match binds to a List or Pairs:
+	// an exploded one of a variable that every use explodes, with no
+	// prefix modifier. Any other variable can only be a String (see Lists
+	// and scalars in the package doc), which {x*} writes as {x} does.
+	composite bool
 }
 
 // Parse parses an RFC 6570 (level 4) URI template. It returns an error
@@ -248,6 +267,20 @@ func (t *Template) parse() error {
 		}
 	}
 	t.setDeps()
+	scalar := slices.Clone(t.prefixed) // variables that can only be strings
+	for _, p := range t.parts {
+		for _, v := range p.vars() {
+			scalar[v.index] = scalar[v.index] || !v.explode
+		}
+	}
+	for _, p := range t.parts {
+		if p.expr != nil {
+			p.expr.countUses(scalar)
+			if p.expr.amps != nil {
+				p.expr.amps.countUses(scalar)
+			}
+		}
+	}
 	rest := 0
 	for i := len(t.parts) - 1; i >= 0; i-- {
 		t.parts[i].minRest = rest
@@ -284,10 +317,11 @@ func (t *Template) parse() error {
 	for i, p := range t.parts {
 		if p.expr != nil {
 			p.expr.setAllow(t.parts[i+1:])
+			t.reserved = t.reserved || p.expr.reserved
 		}
 	}
 	for i, p := range t.parts {
-		if p.expr != nil && i < len(t.parts)-1 {
+		if p.expr != nil && (i < len(t.parts)-1 || !p.expr.named && len(p.expr.vars) > 1) {
 			t.strictFirst = true
 		}
 	}
@@ -411,6 +445,23 @@ func (t *Template) addExpr(e *expr) {
 		}
 	}
 	t.parts = append(t.parts, part{expr: e})
+}
+
+// countUses sets the uses, use and composite of e's variables, given
+// which variables can only be strings, by Template.names.
+func (e *expr) countUses(scalar []bool) {
+	for i := range e.vars {
+		e.vars[i].composite = e.vars[i].explode && !scalar[e.vars[i].index]
+		e.vars[i].uses, e.vars[i].use = 0, 0
+		for j := range e.vars {
+			if e.vars[j].name == e.vars[i].name {
+				e.vars[i].uses++
+				if j < i {
+					e.vars[i].use++
+				}
+			}
+		}
+	}
 }
 
 // setDeps sets each expression part's deps: the variables that it or a
