@@ -545,6 +545,15 @@ func (m *matcher) setScalar(v varspec, s string, reserved bool) bool {
 	return ok && m.setString(v, val)
 }
 
+// scalarOK reports whether setScalar would take s for v, were v unbound.
+func (m *matcher) scalarOK(v varspec, s string, reserved bool) bool {
+	if !reserved && !v.explode && strings.IndexByte(s, ',') >= 0 || m.strict && !canonical(s, reserved, m.shaped) {
+		return false
+	}
+	val, ok := decode(s)
+	return ok && (v.prefix == 0 || utf8.RuneCountInString(val) <= v.prefix)
+}
+
 // setExploded binds the exploded variable v to the sep-separated items of
 // run: Pairs if every item is key=value, else a List (of one item if run
 // holds no sep).
@@ -602,8 +611,8 @@ func allPairs(run string, sep byte) bool {
 
 // bindNamed binds the name=value items of s to e's variables by name, in
 // any order. A non-exploded variable takes the first item with its name,
-// whose value must be a scalar (see setScalar): a later item with the name
-// is not tried.
+// whose value must be a scalar (see setScalar), as must a later item's
+// with the name, which it leaves.
 // An exploded one takes every item with its name as a List or, if there is
 // none, the items no variable of e names, as Pairs: the first such
 // variable takes them all (x://r{?a*}{&b*} cannot tell a's keys from b's,
@@ -611,7 +620,9 @@ func allPairs(run string, sep byte) bool {
 // ignored in a query ({?…}, {&…}) that no named expression follows. In
 // a {;…}, or where a named expression follows e (an item e does not name
 // may be that one's), s then does not match, so that x://r{;a}{;c} gives
-// ;c=2 to c rather than ignoring it in a. A name that e uses several
+// ;c=2 to c rather than ignoring it in a. An item Match ignores is not
+// decoded, but a '%' in it must start a triplet, as in any URI. A name
+// that e uses several
 // times, as {?a}{&a} does, has the items with it (or for Pairs the items
 // no variable names) split in as many runs, one for each use in turn, as
 // expansion writes them: {;a:1,a} gives ;a=5;a=50%25 to a "50%".
@@ -625,7 +636,7 @@ func (m *matcher) bindNamed(e *expr, s string) bool {
 		return true
 	}
 	strictItems := e.laterNamed || e.op == ';'
-	if strictItems && !e.takesUnnamed() && !onlyNamed() {
+	if strictItems && !e.takesUnnamed() && !onlyNamed() || !escaped(s) {
 		return false
 	}
 	pairsBy := -1 // the variable (by Template.names) that took the Pairs
@@ -655,12 +666,20 @@ func (m *matcher) bindNamed(e *expr, s string) bool {
 				break
 			}
 			take--
-			if !v.composite {
+			switch {
+			case !v.composite && found:
+				// Match takes the first item with v's name, but a later
+				// one must hold a value v could have too.
+				if !m.scalarOK(v, val, false) {
+					return false
+				}
+				continue
+			case !v.composite:
 				if !m.setScalar(v, val, false) {
 					return false
 				}
 				found = true
-				break
+				continue
 			}
 			if !m.pushDecoded(val) {
 				return false
@@ -943,6 +962,17 @@ func equal(a, b []string) bool {
 		if a[i] != b[i] {
 			return false
 		}
+	}
+	return true
+}
+
+// escaped reports whether every '%' in s starts a triplet.
+func escaped(s string) bool {
+	for i := strings.IndexByte(s, '%'); i >= 0; i = strings.IndexByte(s, '%') {
+		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			return false
+		}
+		s = s[i+3:]
 	}
 	return true
 }

@@ -367,9 +367,11 @@ func TestMatchListsAndScalars(t *testing.T) {
 	}
 	runMatchCases(t, []matchCase{
 		// A named variable takes the first item with its name, scalar
-		// or not: a list there is not skipped for a later item.
+		// or not: a list there is not skipped for a later item, nor
+		// passed over in one.
 		{"t://teams{?team}", "t://teams?team=red,blue&team=green", noMatch},
-		{"t://teams{?team}", "t://teams?team=red&team=blue,green", vals("team", "red")},
+		{"t://teams{?team}", "t://teams?team=red&team=blue,green", noMatch},
+		{"t://teams{?team}", "t://teams?team=red&team=blue", vals("team", "red")},
 		{"t://teams{;team}", "t://teams;team=red,blue;team=green", noMatch},
 		// Unknown parameters may hold anything.
 		{"t://teams{?team}", "t://teams?team=red&other=a,b", vals("team", "red")},

@@ -84,7 +84,7 @@ func genTemplates(data []byte) (templates []string, mixed bool) {
 
 // FuzzRouter adds generated sets of templates to a router and checks, for
 // an arbitrary URI and for expansions of every template accepted, what
-// checkLookup checks; that the same templates added in
+// checkLookup and checkRanking check; that the same templates added in
 // the reverse order are all accepted and choose the same; and that every
 // expansion matches its template back to values that expand to it
 // again, and through Lookup where it finds the template that made it.
@@ -162,6 +162,7 @@ func FuzzRouter(f *testing.F) {
 		}
 		for _, u := range uris {
 			checkLookup(t, &r, accepted, u)
+			checkRanking(t, &r, accepted, u, uris)
 			v, vars, ok := r.Lookup(u)
 			w, _, okR := reversed.Lookup(u)
 			if ok != okR || v != w {
@@ -179,6 +180,35 @@ func FuzzRouter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkRanking checks with Match alone, not the automata Add ranks on,
+// the choice Lookup makes for uri in r, which holds templates with their
+// indexes as values. The template found and any other that matches uri
+// too, each binding some non-empty value there, share a URI, so Add
+// found the first more specific: every URI it matches the other must
+// match too. Of samples, none may show otherwise.
+func checkRanking(t *testing.T, r *Router[int], templates []*Template, uri string, samples []string) {
+	t.Helper()
+	v, _, ok := r.Lookup(uri)
+	if !ok || !bindsSome(templates[v], uri) {
+		return
+	}
+	found := templates[v]
+	for _, other := range templates {
+		if other == found || !bindsSome(other, uri) {
+			continue
+		}
+		for _, s := range samples {
+			if _, ok := found.Match(s); !ok {
+				continue
+			}
+			if _, ok := other.Match(s); !ok {
+				t.Fatalf("Lookup(%q) found %q before %q, which matches it too, binding values; but %q matches %q and the other does not: neither is more specific",
+					uri, found, other, found, s)
+			}
+		}
+	}
 }
 
 // alwaysExploded reports whether every use of the variable name in t is

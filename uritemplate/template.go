@@ -25,6 +25,10 @@
 //     one to those after it; a {;…} takes only parameters it names, and
 //     leaves the others to a later {;…}, so that x://r{;a}{;c} gives
 //     x://r;a=1;c=2 to both, and x://{id}{;v} does not match x://1;w=2.
+//     A parameter named twice gives the first value, the other being
+//     one the variable could have too: t://teams{?team} matches
+//     t://teams?team=red&team=blue, not t://teams?team=red&team=a,b. A
+//     '%' in any parameter, ignored or not, must start a triplet.
 //   - {x:3} matches at most 3 characters.
 //   - Several variables in one expression split on its separator, each
 //     taking an item, or several where its values may hold the separator
@@ -125,8 +129,9 @@ type Template struct {
 	reserved bool
 	// wide is set if the template's model (see lang.go) takes URIs that
 	// Match does not, values that do not decode to UTF-8 aside: where it
-	// repeats a variable, whose uses must agree, or has a prefix modifier
-	// over maxModelPrefix.
+	// repeats a variable, whose uses must agree, has a prefix modifier
+	// over maxModelPrefix, or a named expression with more names than
+	// the model follows (see namedText).
 	wide bool
 	// prefixed marks, by index into names, the variables that appear with
 	// a prefix modifier somewhere, and so may only be strings.
@@ -140,6 +145,14 @@ type Template struct {
 	// the strict pass costs little where the URI is an expansion, and
 	// nothing more where it is not.
 	strictFirst bool
+}
+
+// amps returns the expr.amps of p, an expression, or nil.
+func (p part) amps() *expr {
+	if p.expr == nil {
+		return nil
+	}
+	return p.expr.amps
 }
 
 // vars returns the variables of p, an expression, or nil.
@@ -317,6 +330,9 @@ func (t *Template) parse() error {
 	for i, p := range t.parts {
 		if p.expr != nil {
 			p.expr.setAllow(t.parts[i+1:])
+			if p.expr.amps != nil {
+				p.expr.amps.allow = p.expr.allow
+			}
 			t.reserved = t.reserved || p.expr.reserved
 		}
 	}
@@ -337,6 +353,14 @@ func (t *Template) parse() error {
 	}
 	t.strictFirst = t.strictFirst || t.repeats
 	t.wide = t.wide || t.repeats
+	for _, p := range t.parts {
+		for _, e := range []*expr{p.expr, p.amps()} {
+			if e != nil && e.named {
+				_, exact := namedInfo(e)
+				t.wide = t.wide || !exact
+			}
+		}
+	}
 	return nil
 }
 
