@@ -94,7 +94,7 @@ func (t *Template) matchesAs(uri string, strict, shaped bool) bool {
 // binds if it is long enough (else in a new slice) and pushes items onto
 // items (nil: a new slice when the first is pushed).
 func (t *Template) newMatcher(uri string, strict, shaped bool, binds []binding, items []string) matcher {
-	m := matcher{t: t, uri: &uri, strict: strict, shaped: strict && shaped, checkBack: strict && t.repeats, items: items}
+	m := matcher{t: t, uri: &uri, strict: strict, shaped: strict && shaped, checkBack: strict && t.checkBack, items: items}
 	if len(t.names) <= len(binds) {
 		m.binds = binds[:len(t.names)]
 	} else {
@@ -186,10 +186,10 @@ type matcher struct {
 	// "v" and b "", to those values, and not a "v#", which it writes as
 	// x://#v%23.
 	shaped bool
-	// checkBack is set for a strict match of a template that repeats a
-	// variable: a split matches only if its values expand back to the
-	// URI (x://{?k*}{?k*} must not give both queries to the first).
-	// Failures then depend on every binding and are not memoized.
+	// checkBack is set for a strict match of a template that
+	// Template.checkBack marks: a split matches only if its values expand
+	// back to the URI (x://{?k*}{?k*} must not give both queries to the
+	// first). Failures then depend on every binding and are not memoized.
 	checkBack bool
 	// reserved is set while binding the text of a reserved expression.
 	reserved bool
@@ -208,8 +208,14 @@ type matcher struct {
 	tries      int    // splits tried, counted for a template with repeats
 }
 
+// dependent reports whether what a match of the rest of the template
+// reports depends on the values bound so far, and not only on where.
+func (m *matcher) dependent() bool {
+	return m.t.repeats || m.checkBack
+}
+
 // maxRepeatTries bounds the splits Match tries for a template that uses a
-// variable more than once. The failure memo cannot bound those: whether
+// variable more than once (or checks its values back). The failure memo cannot bound those: whether
 // the rest of such a template matches depends on the values bound so far.
 const maxRepeatTries = 100_000
 
@@ -288,7 +294,7 @@ func (m *matcher) match(pi, pos int) bool {
 			m.failed = make([]uint64, (len(parts)*(len(uri)+1)+63)/64)
 			m.spans = make([]span, len(parts))
 		}
-		if m.t.repeats {
+		if m.t.checkBack {
 			if m.tries++; m.tries > maxRepeatTries {
 				return false // and so will every frame below this one
 			}
@@ -304,7 +310,7 @@ func (m *matcher) match(pi, pos int) bool {
 		m.restore(e, undo)
 		// Other ways to bind the run: where bind's fails, or where the
 		// rest depends on what it bound.
-		if (!bound || m.t.repeats) && m.hasAlternatives(e, uri[pos:end]) {
+		if (!bound || m.dependent()) && m.hasAlternatives(e, uri[pos:end]) {
 			rest := func() bool { return m.match(pi+1, end) }
 			var ok bool
 			switch {

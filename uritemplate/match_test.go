@@ -38,6 +38,10 @@ func runMatchCases(t *testing.T, cases []matchCase) {
 // URI several ways.
 func TestMatchRoundTrips(t *testing.T) {
 	runMatchCases(t, []matchCase{
+		// A {;…} with an exploded variable leaves a later {;…} its
+		// parameters, where the values would expand otherwise.
+		{"x://~/{;a*,c:1}{;b:1}", "x://~/;c=v;b", vals("c", "v", "b", "")},
+		{"x://~/{;a*,c:1}{;b:1}", "x://~/;k=1;c=v;b=w", vals("a", pv("k", "1"), "c", "v", "b", "w")},
 		// In one expression too: the items of {.b*} are Pairs, as
 		// expansion writes k=v, where a List's would be k%3Dv.
 		{"x://{.b*,c:1,a}", "x://.k=v.h.x.y", vals("b", pv("k", "v"), "c", "h", "a", "x.y")},

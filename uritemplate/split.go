@@ -273,7 +273,7 @@ func (sp *splitter) walk(m *matcher, l int, rest func() bool) bool {
 				if !sp.row(v)[i] {
 					continue
 				}
-				if m.t.repeats {
+				if m.t.checkBack {
 					if m.tries++; m.tries > maxRepeatTries {
 						return false
 					}
@@ -283,7 +283,7 @@ func (sp *splitter) walk(m *matcher, l int, rest func() bool) bool {
 				}
 				m.items = m.items[:mark]
 				m.restore(e, undo)
-				if sp.reached && !m.t.repeats || m.tries > maxRepeatTries {
+				if sp.reached && !m.dependent() || m.tries > maxRepeatTries {
 					return false
 				}
 			}
@@ -304,7 +304,7 @@ func (sp *splitter) cover(m *matcher, v, i int, rest func() bool) bool {
 	saved := m.binds[va.index]
 	mark := len(m.items)
 	try := func(h int) bool {
-		if m.t.repeats {
+		if m.t.checkBack {
 			if m.tries++; m.tries > maxRepeatTries {
 				return false
 			}
@@ -334,7 +334,7 @@ func (sp *splitter) cover(m *matcher, v, i int, rest func() bool) bool {
 				if try(h) {
 					return true
 				}
-				if sp.reached && !m.t.repeats || m.tries > maxRepeatTries {
+				if sp.reached && !m.dependent() || m.tries > maxRepeatTries {
 					return false
 				}
 			}

@@ -125,6 +125,14 @@ type Template struct {
 	items  int      // a guess at the items a match binds, for capacity
 	// repeats is set if a variable appears more than once.
 	repeats bool
+	// checkBack is set for a template whose strict match checks that its
+	// values expand back to the URI (see matcher.checkBack): one that
+	// repeats a variable, or has a named expression with an exploded
+	// variable that a named expression follows, which may take that
+	// one's parameters as its Pairs: x://{;a*,c}{;b} could give ;c=v;b
+	// whole to the first, c "v" and a the Pairs b and "", which expand
+	// to ;b;c=v.
+	checkBack bool
 	// reserved is set if the template has a {+x} or {#x}.
 	reserved bool
 	// wide is set if the template's model (see lang.go) takes URIs that
@@ -353,6 +361,12 @@ func (t *Template) parse() error {
 	}
 	t.strictFirst = t.strictFirst || t.repeats
 	t.wide = t.wide || t.repeats
+	t.checkBack = t.repeats
+	for _, p := range t.parts {
+		if e := p.expr; e != nil && e.named && e.laterNamed && e.takesUnnamed() {
+			t.checkBack = true
+		}
+	}
 	for _, p := range t.parts {
 		for _, e := range []*expr{p.expr, p.amps()} {
 			if e != nil && e.named {
