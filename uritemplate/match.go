@@ -316,6 +316,8 @@ func (m *matcher) match(pi, pos int) bool {
 			switch {
 			case end == pos:
 				ok = m.bindEmpty(e, rest)
+			case e.named:
+				ok = m.bindPairsEach(e, uri[pos:end], rest)
 			default:
 				f := pos + btoi(e.first != 0) // after e's first character
 				if sp == nil {
@@ -451,23 +453,33 @@ func (m *matcher) bind(e *expr, s string) bool {
 		return m.unsetAll(e.vars)
 	}
 	if e.first != 0 {
-		if s[0] != e.first && (e.alt == 0 || s[0] != e.alt) {
+		var ok bool
+		if e, s, ok = m.head(e, s); !ok {
 			return false
 		}
-		if s[0] != e.first && e.amps != nil {
-			// {?a}{&b} gives &b=1 for a undefined.
-			if !m.unsetAll(e.vars[:len(e.vars)-len(e.amps.vars)]) {
-				return false
-			}
-			e = e.amps
-		}
-		s = s[1:]
 	}
 	m.reserved = e.reserved
 	if e.named {
 		return m.bindNamed(e, s)
 	}
 	return m.bindPositional(e, s)
+}
+
+// head checks that s, e's text, starts with e's first character, and
+// returns the expression that binds the rest, and the rest: a query that
+// starts with '&' is a merged {&…}'s alone, all the {?…}'s variables
+// undefined ({?a}{&b} gives &b=1 for a undefined).
+func (m *matcher) head(e *expr, s string) (*expr, string, bool) {
+	if s[0] != e.first && (e.alt == 0 || s[0] != e.alt) {
+		return e, s, false
+	}
+	if s[0] != e.first && e.amps != nil {
+		if !m.unsetAll(e.vars[:len(e.vars)-len(e.amps.vars)]) {
+			return e, s, false
+		}
+		e = e.amps
+	}
+	return e, s[1:], true
 }
 
 // bindPositional binds the items of s, split on e's separator, to e's
@@ -633,6 +645,14 @@ func allPairs(run string, sep byte) bool {
 // no variable names) split in as many runs, one for each use in turn, as
 // expansion writes them: {;a:1,a} gives ;a=5;a=50%25 to a "50%".
 func (m *matcher) bindNamed(e *expr, s string) bool {
+	return m.bindNamedAs(e, s, nil)
+}
+
+// bindNamedAs is bindNamed, but where plan is not nil, the exploded
+// variables of e (used once) with no items of their own take the items
+// no variable names in turn, as many as plan says, rather than the first
+// of them all.
+func (m *matcher) bindNamedAs(e *expr, s string, plan []int) bool {
 	onlyNamed := func() bool {
 		for item := range strings.SplitSeq(s, string(e.sep)) {
 			if k, _, _ := strings.Cut(item, "="); !e.names(k) {
@@ -646,6 +666,7 @@ func (m *matcher) bindNamed(e *expr, s string) bool {
 		return false
 	}
 	pairsBy := -1 // the variable (by Template.names) that took the Pairs
+	taken := 0    // by plan
 	for _, v := range e.vars {
 		start, found := len(m.items), false
 		// The items with v's name to pass over, and to take (-1: all).
@@ -698,6 +719,12 @@ func (m *matcher) bindNamed(e *expr, s string) bool {
 			if !m.set(v, List, start) {
 				return false
 			}
+		case v.composite && plan != nil && v.uses == 1:
+			pairsBy = v.index
+			if !m.bindPairsRun(e, v, s, taken, plan[0]) {
+				return false
+			}
+			taken, plan = taken+plan[0], plan[1:]
 		case v.composite && (pairsBy < 0 || pairsBy == v.index):
 			pairsBy = v.index
 			if !m.bindPairs(e, v, s) {
@@ -740,26 +767,41 @@ func (e *expr) count(s, name string) int {
 // bindPairs binds the exploded variable v to the key=value items of s that
 // no variable of e names (its run of them, if e uses v more than once).
 func (m *matcher) bindPairs(e *expr, v varspec, s string) bool {
-	unnamed := func(item string) bool {
-		k, _, _ := strings.Cut(item, "=")
-		return item != "" && !e.names(k)
-	}
 	skip, take := 0, -1
 	if v.uses > 1 {
-		n := 0
-		for item := range strings.SplitSeq(s, string(e.sep)) {
-			if unnamed(item) {
-				n++
-			}
-		}
 		var ok bool
-		if skip, take, ok = v.run(n); !ok {
+		if skip, take, ok = v.run(e.unnamed(s)); !ok {
 			return false
 		}
 	}
+	return m.bindPairsRun(e, v, s, skip, take)
+}
+
+// unnamed returns the number of items of s, e's text, that no variable
+// of e names, which an exploded variable may take as Pairs.
+func (e *expr) unnamed(s string) int {
+	n := 0
+	for item := range strings.SplitSeq(s, string(e.sep)) {
+		if e.isUnnamed(item) {
+			n++
+		}
+	}
+	return n
+}
+
+// isUnnamed reports whether item, of e's text, is one that no variable of
+// e names, which an exploded variable may take as a pair.
+func (e *expr) isUnnamed(item string) bool {
+	k, _, _ := strings.Cut(item, "=")
+	return item != "" && !e.names(k)
+}
+
+// bindPairsRun binds v to take of the items of s that no variable of e
+// names (-1: all), after skip of them.
+func (m *matcher) bindPairsRun(e *expr, v varspec, s string, skip, take int) bool {
 	start := len(m.items)
 	for item := range strings.SplitSeq(s, string(e.sep)) {
-		if !unnamed(item) {
+		if !e.isUnnamed(item) {
 			continue
 		}
 		if skip > 0 {

@@ -38,10 +38,12 @@ func runMatchCases(t *testing.T, cases []matchCase) {
 // URI several ways.
 func TestMatchRoundTrips(t *testing.T) {
 	runMatchCases(t, []matchCase{
-		// A {;…} with an exploded variable leaves a later {;…} its
-		// parameters, where the values would expand otherwise.
+		// A {;…} with an exploded variable leaves a later expression
+		// its text, where the values would expand otherwise.
 		{"x://~/{;a*,c:1}{;b:1}", "x://~/;c=v;b", vals("c", "v", "b", "")},
 		{"x://~/{;a*,c:1}{;b:1}", "x://~/;k=1;c=v;b=w", vals("a", pv("k", "1"), "c", "v", "b", "w")},
+		{"x://{;c*,a:1,b:1}{.x*}", "x://;a=v;b.1.2", vals("a", "v", "b", "", "x", lv("1", "2"))},
+		{"x://{?a*,c,b*}", "x://?c=1&K=v", vals("c", "1", "b", pv("K", "v"))},
 		// In one expression too: the items of {.b*} are Pairs, as
 		// expansion writes k=v, where a List's would be k%3Dv.
 		{"x://{.b*,c:1,a}", "x://.k=v.h.x.y", vals("b", pv("k", "v"), "c", "h", "a", "x.y")},

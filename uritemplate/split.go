@@ -21,10 +21,87 @@ import (
 // variable more than once, an empty run of {x} or {+x}, which is an
 // empty value or none.
 func (m *matcher) hasAlternatives(e *expr, text string) bool {
-	if text == "" {
+	switch {
+	case text == "":
 		return m.t.repeats && e.first == 0
+	case e.named:
+		return m.dependent() && composites(e) > 1
 	}
-	return !e.named && len(e.vars) > 1 && (e.first == 0 || text[0] == e.first)
+	return len(e.vars) > 1 && (e.first == 0 || text[0] == e.first)
+}
+
+// composites returns the number of composite variables of e.
+func composites(e *expr) int {
+	n := 0
+	for _, v := range e.vars {
+		if v.composite {
+			n++
+		}
+	}
+	return n
+}
+
+// bindPairsEach binds text to e, a named expression with several
+// exploded variables, in each way in turn, calling rest after each, and
+// reports whether rest reported true for one; it leaves the bindings as
+// they were if not. The ways: the exploded variables without items of
+// their own take the items no variable names in turn, each a run of them
+// (which expansion writes where the variable is), the first all of them
+// first. It runs where what rest reports depends on the values bound.
+func (m *matcher) bindPairsEach(e *expr, text string, rest func() bool) bool {
+	undo := m.save(e, nil)
+	mark := len(m.items)
+	e2, s, ok := m.head(e, text)
+	if !ok {
+		m.restore(e, undo)
+		return false
+	}
+	takers := 0 // the exploded variables without items of their own
+	for _, v := range e2.vars {
+		if v.composite && e2.count(s, v.name) == 0 {
+			if v.uses > 1 {
+				m.restore(e, undo)
+				return false // bind's way only
+			}
+			takers++
+		}
+	}
+	n := e2.unnamed(s)
+	plan := make([]int, takers)
+	var walk func(i, left int) bool
+	walk = func(i, left int) bool {
+		if i == len(plan)-1 || len(plan) == 0 {
+			if len(plan) > 0 {
+				plan[i] = left
+			}
+			if m.tries++; m.tries > maxRepeatTries {
+				return false
+			}
+			undo2 := m.save(e2, nil)
+			if m.bindNamedAs(e2, s, plan) && rest() {
+				return true
+			}
+			m.items = m.items[:mark]
+			m.restore(e2, undo2)
+			return false
+		}
+		for take := left; take >= 0; take-- {
+			plan[i] = take
+			if walk(i+1, left-take) {
+				return true
+			}
+			if m.tries > maxRepeatTries {
+				return false
+			}
+		}
+		return false
+	}
+	if walk(0, n) {
+		return true
+	}
+	m.items = m.items[:mark]
+	m.restore(e, undo)
+	return false
 }
 
 // bindEmpty binds e's variables for an empty run in each way in turn,

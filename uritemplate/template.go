@@ -128,10 +128,10 @@ type Template struct {
 	// checkBack is set for a template whose strict match checks that its
 	// values expand back to the URI (see matcher.checkBack): one that
 	// repeats a variable, or has a named expression with an exploded
-	// variable that a named expression follows, which may take that
-	// one's parameters as its Pairs: x://{;a*,c}{;b} could give ;c=v;b
-	// whole to the first, c "v" and a the Pairs b and "", which expand
-	// to ;b;c=v.
+	// variable that takes as its Pairs what may be another's: that of
+	// another exploded variable of it, or the text of an expression
+	// after it (x://{;a*,c}{;b} could give ;c=v;b whole to the first, c
+	// "v" and a the Pairs b and "", which expand to ;b;c=v).
 	checkBack bool
 	// reserved is set if the template has a {+x} or {#x}.
 	reserved bool
@@ -362,11 +362,12 @@ func (t *Template) parse() error {
 	t.strictFirst = t.strictFirst || t.repeats
 	t.wide = t.wide || t.repeats
 	t.checkBack = t.repeats
-	for _, p := range t.parts {
-		if e := p.expr; e != nil && e.named && e.laterNamed && e.takesUnnamed() {
-			t.checkBack = true
+	for i, p := range t.parts {
+		if e := p.expr; e != nil && e.named && e.takesUnnamed() {
+			t.checkBack = t.checkBack || composites(e) > 1 || slices.ContainsFunc(t.parts[i+1:], func(q part) bool { return q.expr != nil })
 		}
 	}
+	t.strictFirst = t.strictFirst || t.checkBack
 	for _, p := range t.parts {
 		for _, e := range []*expr{p.expr, p.amps()} {
 			if e != nil && e.named {
