@@ -20,7 +20,9 @@ import (
 // expression take its items in the first way that lets the rest match,
 // each one item if it can. A template that uses a variable more than once
 // needs the same value in each use (a prefix modifier's use the start of
-// it), or the variable undefined in each; matching it gives up, as no
+// it), or the variable undefined in each. Matching such a template, or
+// one with a {;…} or query whose exploded variables may take what is not
+// theirs (several, or one before another expression), gives up, as no
 // match, after 100,000 splits tried, which only a URI crafted against a
 // template with expressions side by side can need.
 func (t *Template) Match(uri string) (Values, bool) {
@@ -205,7 +207,7 @@ type matcher struct {
 	failed     []uint64
 	failedDeps map[depState]struct{}
 	spans      []span // by part; see scan
-	tries      int    // splits tried, counted for a template with repeats
+	tries      int    // splits tried, counted where Template.checkBack is set
 }
 
 // dependent reports whether what a match of the rest of the template

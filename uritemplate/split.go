@@ -11,15 +11,17 @@ import (
 // undefined variable with its separator, so that {/a,b} gives /v for b
 // alone as for a alone, and {.a,b} and {+a,b} leave their separator
 // unencoded in a value, so that {.a,b} gives .x.y.z for a "x.y", b "z" as
-// for a "x", b "y.z". Match tries them where bind's way fails, or, in a
-// template that uses a variable more than once, where the rest of the
-// template does not match with its values.
+// for a "x", b "y.z". Match tries them where bind's way fails, or where
+// what the rest of the template reports depends on the values bound (see
+// matcher.dependent) and it does not match with those.
 
 // hasAlternatives reports whether e may bind text, the run a split gives
 // it, in ways bind does not try that could make a difference: several
-// variables of a positional expression, or, in a template that uses a
+// variables of a positional expression; in a template that uses a
 // variable more than once, an empty run of {x} or {+x}, which is an
-// empty value or none.
+// empty value or none; and, where the rest depends on the values bound,
+// several exploded variables of a named expression, which may share the
+// parameters none names.
 func (m *matcher) hasAlternatives(e *expr, text string) bool {
 	switch {
 	case text == "":
