@@ -50,17 +50,23 @@ var uriRoundTrips = []string{
 	"x://{/l*,b}", "x://{.a,b}", "x://{+a,b}", "x://{#a,b}", "file:///{+a}", "x://{a}/{b}{#c}",
 	"x://{a}{?b,c}", "x://s{?c,a,b}", "x:{;a}{?b}{#c}", "x://{+a}{?b}", "x://{+a}{#b}",
 	"café/{a}", "x://{a}{+b}", "x://{;a}{;a}",
+	// Issue 22: a prefix modifier next to a variable left out, and
+	// variables used twice.
+	"x://{a:3,b}", "x://{.b,a:2}", "x://{+a:2,b}", "x://{/a:1,b,c:1}",
+	"file:///b{/a,b*}{?a:2}{/q}", "x://{a}{?a}", "x://{/a,b}{?a}", "x://{a:2}{/a}", "x://{.a,b}{/a}",
 }
 
 // FuzzURIRoundTrip expands fuzzed values with every template of
 // uriRoundTrips, as a server hands out URIs (ExpandURI: Expand writes a
 // '?' or '#' of a {+x} value as it is, which gives the URI another shape
-// than the template's): Match must take each expansion, and give values
-// that expand back to it. (FuzzRoundTrip checks, for templates that are not
+// than the template's), with every variable defined and with each left
+// out in turn: Match must take each expansion, and give values that
+// expand back to it. (FuzzRoundTrip checks, for templates that are not
 // ambiguous, that the values are the ones expanded.)
 func FuzzURIRoundTrip(f *testing.F) {
 	for _, c := range [][3]string{
 		{"a", "b", "c"}, {"p/q", "r", "s"}, {"a,b", "c.d", "e;f=g"}, {"café", "%41", "50%"}, {"", "x", ""},
+		{"x.y", "é", "hello"}, {"hello", "hello", "hello"}, {"=", "a,b", "="},
 	} {
 		f.Add(c[0], c[1], c[2])
 	}
@@ -72,21 +78,26 @@ func FuzzURIRoundTrip(f *testing.F) {
 		}
 		for _, raw := range uriRoundTrips {
 			tmpl := MustParse(raw)
-			vars := fuzzVars(tmpl, a, b, c, false)
-			uri, err := tmpl.ExpandURI(vars)
-			if err != nil {
-				t.Fatalf("%s: Expand: %v", raw, err)
-			}
-			m, ok := tmpl.Match(uri)
-			if !ok {
-				if listInScalar(tmpl, vars) {
-					continue // a list given to a variable not exploded: refused by design
+			for omit := -1; omit < len(tmpl.Varnames()); omit++ {
+				vars := fuzzVars(tmpl, a, b, c, false)
+				if omit >= 0 {
+					delete(vars, tmpl.Varnames()[omit])
 				}
-				t.Fatalf("%s: %q, the expansion of %q, does not match", raw, uri, vars)
-			}
-			again, err := tmpl.ExpandURI(m.Map())
-			if err != nil || again != uri {
-				t.Fatalf("%s: %q (from %q) matched as %v, which expands to %q (%v)", raw, uri, vars, m.Map(), again, err)
+				uri, err := tmpl.ExpandURI(vars)
+				if err != nil {
+					t.Fatalf("%s: Expand: %v", raw, err)
+				}
+				m, ok := tmpl.Match(uri)
+				if !ok {
+					if listInScalar(tmpl, vars) {
+						continue // a list given to a variable not exploded: refused by design
+					}
+					t.Fatalf("%s: %q, the expansion of %q, does not match", raw, uri, vars)
+				}
+				again, err := tmpl.ExpandURI(m.Map())
+				if err != nil || again != uri {
+					t.Fatalf("%s: %q (from %q) matched as %v, which expands to %q (%v)", raw, uri, vars, m.Map(), again, err)
+				}
 			}
 		}
 	})

@@ -1,7 +1,8 @@
 package uritemplate
 
 // This file models the URIs a template matches, as a nondeterministic
-// automaton over ASCII bytes a little wider than Match, so that two
+// automaton over ASCII bytes that takes what Match takes (and a little
+// more where the template is wide; see Template.wide), so that two
 // templates can be compared by what they match rather than by how they
 // look: do they share a URI (overlaps), and does one match only URIs the
 // other does too (within). A URI the model gives is checked with Match.
@@ -41,6 +42,9 @@ type nfa struct {
 	// unbound is set while adding text that binds no variable (a
 	// parameter an expression ignores): its edges are not marked val.
 	unbound bool
+	// narrow is set while building a model that takes only URIs Match
+	// takes (see Template.narrowModel).
+	narrow bool
 }
 
 type edge struct {
@@ -138,12 +142,15 @@ func (n *nfa) on2(from int, s byteSet) int {
 
 // maxModelPrefix is the largest prefix modifier the model counts
 // exactly; a larger one is modelled as no limit, which only widens the
-// language.
+// language (or, in a narrow model, as maxModelPrefix, which narrows it).
 const maxModelPrefix = 64
 
 // value adds, from from, the text of a value: any number of characters,
 // or at most prefix of them; it returns the end.
 func (n *nfa) value(from int, raw byteSet, prefix int) int {
+	if n.narrow && prefix > maxModelPrefix {
+		prefix = maxModelPrefix
+	}
 	if prefix <= 0 || prefix > maxModelPrefix {
 		// Any number of characters: raw bytes and triplets of any hex
 		// digits, which only widens what Match takes (valid UTF-8).
@@ -164,14 +171,7 @@ func (n *nfa) value(from int, raw byteSet, prefix int) int {
 	return end
 }
 
-// exprText adds, from from, the text Match may give e: nothing, or e's
-// first character (or the one of a query merged in) and a run of the
-// characters e allows; a variable with a prefix modifier, not named,
-// takes at most that many characters. It returns the end. The
-// run, split into one item per variable for positional variables not
-// exploded, is wider than what Match binds (parameter names, commas in
-// lists and repeated variables are not checked), so a URI the model finds
-// is checked with Match before it is trusted.
+// raw returns the characters but '%' that a match of e may hold.
 func (e *expr) raw() byteSet {
 	var s byteSet
 	for c := byte(0); c < 0x80; c++ {
@@ -182,79 +182,81 @@ func (e *expr) raw() byteSet {
 	return s
 }
 
+// exprText adds, from from, the text Match may give e: nothing, or e's
+// first character (or the one of a query merged in) and a run of the
+// characters e allows; a variable with a prefix modifier, not named,
+// takes at most that many characters. It returns the end. The run may be
+// wider than what Match binds (that the uses of a repeated variable
+// agree is not checked), so a URI the model finds is checked with Match
+// before it is trusted.
 func (n *nfa) exprText(from int, e *expr) int {
 	end := n.state()
 	n.eps(from, end) // every variable undefined, or {x} empty
 	start := from
 	if e.first != 0 {
 		start = n.state()
-		var firsts byteSet
-		firsts.add(e.first)
-		if e.alt != 0 {
-			firsts.add(e.alt)
-		}
-		n.on(from, firsts, start)
+		n.on(from, setOf(string(e.first)), start)
 	}
 	raw := e.raw()
 	exploded := slices.ContainsFunc(e.vars, func(v varspec) bool { return v.explode })
 	if e.named {
-		// Parameters split on e.sep: any run of the other characters
-		// (a parameter a query ignores, or an exploded one), or one of
-		// e's names, alone or with '=' and a value without ','. The
-		// names are spelled out so that a search for a URI two
-		// templates share finds one with values bound.
-		item := raw
-		item[e.sep>>6] &^= 1 << (e.sep & 63)
-		param, done := n.state(), n.state()
-		n.eps(start, param)
-		if exploded || e.op != ';' {
-			n.unbound = !exploded
-			n.eps(n.value(param, item, 0), done)
-			n.unbound = false
+		// A query with a {&…} merged in that starts with '&' is the
+		// {&…}'s alone (see matcher.bind).
+		n.namedText(start, end, e)
+		if e.amps != nil {
+			amps := n.state()
+			n.on(from, setOf(string(e.alt)), amps)
+			n.namedText(amps, end, e.amps)
 		}
-		scalar := item // a variable not exploded takes no ','
-		scalar[','>>6] &^= 1 << (',' & 63)
-		for _, v := range e.vars {
-			if v.explode {
-				continue
-			}
-			name := n.lit(param, v.name)
-			n.eps(name, done)
-			n.eps(n.value(n.lit(name, "="), scalar, v.prefix), done)
-		}
-		n.on(done, setOf(string(e.sep)), param)
-		n.eps(done, end)
 		return end
 	}
 	if exploded {
 		n.eps(n.value(start, raw, 0), end)
 		return end
 	}
-	// Positional variables, not exploded: one item each, in order, split
-	// on e.sep; the last takes the rest, sep included, but for {/…},
-	// where an item left over makes the URI not match.
-	item := raw
-	item[e.sep>>6] &^= 1 << (e.sep & 63)
-	at := start
-	for i, v := range e.vars {
-		chars := item
-		if i == len(e.vars)-1 && e.sep != '/' {
-			chars = raw
-		}
-		if i > 0 {
-			n.eps(at, end) // the variables from v on are undefined
-			at = n.lit(at, string(e.sep))
-		}
-		at = n.value(at, chars, v.prefix)
+	// Positional variables, not exploded: each takes a run of items,
+	// split on e.sep, in order, or none (undefined, and left out with
+	// its separator); one item, but in {.…}, {+…} and {#…}, whose values
+	// may hold e.sep.
+	chars := raw
+	if e.op != '.' && !e.reserved {
+		chars[e.sep>>6] &^= 1 << (e.sep & 63)
 	}
-	n.eps(at, end)
+	none, some := start, -1 // before the next variable: no item yet, or some
+	for _, v := range e.vars {
+		next := n.state()
+		n.eps(n.value(none, chars, v.prefix), next)
+		if some >= 0 {
+			n.eps(n.value(n.lit(some, string(e.sep)), chars, v.prefix), next)
+			n.eps(some, next)
+		}
+		some = next
+	}
+	n.eps(some, end)
 	return end
 }
 
 // model returns an automaton of the URIs t matches: every URI Match takes
-// is in it, and a few it does not (see exprText).
+// is in it, and, where t is not wide (see Template.wide), only those but
+// for values that do not decode to UTF-8.
 func (t *Template) model() *nfa {
-	n := &nfa{prefix: t.prefix}
+	return t.buildModel(false)
+}
+
+// narrowModel returns, for a template that uses each variable once, an
+// automaton of URIs t matches (but for values that do not decode to
+// UTF-8): its model, with a prefix modifier over maxModelPrefix counted
+// as maxModelPrefix. It is nil for a template that repeats a variable,
+// whose uses must agree, which an automaton cannot check.
+func (t *Template) narrowModel() *nfa {
+	if t.repeats {
+		return nil
+	}
+	return t.buildModel(true)
+}
+
+func (t *Template) buildModel(narrow bool) *nfa {
+	n := &nfa{prefix: t.prefix, narrow: narrow}
 	at := n.state()
 	for _, p := range t.parts {
 		if p.expr == nil {

@@ -103,3 +103,57 @@ func TestWithin(t *testing.T) {
 		}
 	}
 }
+
+// FuzzModelExact checks that the model of a generated template that is
+// not wide takes exactly the URIs Match takes, but for values that do not
+// decode to UTF-8 (URIs with a triplet over %7F are left out), and that
+// the narrow model of one that is takes none that Match does not.
+func FuzzModelExact(f *testing.F) {
+	f.Add([]byte{genMixed | 2, 0, 50, 9, 1, 0, 34, 3, 1, 0, 46, 1, 6, 1, 22, 12, 26, 6}, "/hello", byte(0))
+	f.Add([]byte{1, 0, 28, 0, 31}, "x://?q=1&r=2", byte(3))
+	f.Add([]byte{genMixed | 1, 1, 22, 12, 26, 6}, ";a=1;k=2", byte(9))
+	f.Fuzz(func(t *testing.T, data []byte, uri string, pick byte) {
+		texts, _ := genTemplates(data)
+		for i, s := range texts {
+			tmpl, err := Parse(s)
+			if err != nil {
+				continue
+			}
+			uris := []string{uri, "x://" + uri}
+			vars := map[string]Value{}
+			for j, name := range tmpl.names {
+				if v := genMixedValues[(int(pick)+i+j)%len(genMixedValues)]; v.Items != nil {
+					vars[name] = v
+				}
+			}
+			if u, err := tmpl.ExpandURI(vars); err == nil {
+				uris = append(uris, u, u+uri, u+"&a=1,2", u+";b")
+			}
+			model, narrow := tmpl.model(), tmpl.narrowModel()
+			for _, u := range uris {
+				if highTriplet(u) {
+					continue
+				}
+				_, ok := tmpl.Match(u)
+				if in := model.accepts(u); in != ok && (!tmpl.wide || !in) {
+					t.Fatalf("%q: Match(%q) = %v, but the model takes it: %v", tmpl, u, ok, in)
+				}
+				if tmpl.wide && narrow != nil && narrow.accepts(u) && !ok {
+					t.Fatalf("%q: the narrow model takes %q, which Match does not", tmpl, u)
+				}
+			}
+		}
+	})
+}
+
+// highTriplet reports whether s holds a triplet of a byte over 7F, which
+// may not decode to UTF-8.
+func highTriplet(s string) bool {
+	for i := strings.IndexByte(s, '%'); i >= 0 && i+1 < len(s); i = strings.IndexByte(s, '%') {
+		if strings.IndexByte("89ABCDEFabcdef", s[i+1]) >= 0 {
+			return true
+		}
+		s = s[i+1:]
+	}
+	return false
+}

@@ -16,27 +16,45 @@ import (
 // Where a template can split a URI in several ways, the earlier expression
 // takes the longest run that still lets the rest match, among the splits
 // whose every value is written as expansion writes it if there is one
-// (see the package doc), else among all. A template that
-// uses a variable more than once needs the same value each time; matching
-// it gives up, as no match, after 100,000 splits tried, which only a URI
-// crafted against a template with expressions side by side can need.
+// (see the package doc), else among all; the variables of one
+// expression take its items in the first way that lets the rest match,
+// each one item if it can. A template that uses a variable more than once
+// needs the same value in each use (a prefix modifier's use the start of
+// it), or the variable undefined in each. Matching such a template, or
+// one with a {;…} or query whose exploded variables may take what is not
+// theirs (several, or one before another expression), gives up, as no
+// match, after 100,000 splits tried, which only a URI crafted against a
+// template with expressions side by side can need.
 func (t *Template) Match(uri string) (Values, bool) {
 	if !t.literalsInOrder(uri) {
 		return Values{}, false
 	}
 	if t.strictFirst {
-		if vals, ok := t.match(uri, true); ok {
+		if vals, ok := t.match(uri, true, true); ok {
 			return vals, true
 		}
+		if t.bothSpellings(uri) {
+			if vals, ok := t.match(uri, true, false); ok {
+				return vals, true
+			}
+		}
 	}
-	return t.match(uri, false)
+	return t.match(uri, false, false)
 }
 
-// match is Match, strict as matcher.strict says.
-func (t *Template) match(uri string, strict bool) (Values, bool) {
+// bothSpellings reports whether a strict match of uri may need to take
+// what Expand writes where ExpandURI writes otherwise: a '?', '#', '['
+// or ']' in the value of a {+x} or {#x}.
+func (t *Template) bothSpellings(uri string) bool {
+	return t.reserved && strings.ContainsAny(uri[len(t.prefix):], "?#[]")
+}
+
+// match is Match, strict and shaped as matcher.strict and matcher.shaped
+// say.
+func (t *Template) match(uri string, strict, shaped bool) (Values, bool) {
 	var binds [8]binding
 	var items [16]string
-	m := t.newMatcher(uri, strict, binds[:], items[:0])
+	m := t.newMatcher(uri, strict, shaped, binds[:], items[:0])
 	if !m.match(0, 0) {
 		return Values{}, false
 	}
@@ -60,23 +78,25 @@ func (t *Template) matches(uri string) bool {
 	if !t.literalsInOrder(uri) {
 		return false
 	}
-	return t.strictFirst && t.matchesAs(uri, true) || t.matchesAs(uri, false)
+	return t.strictFirst && (t.matchesAs(uri, true, true) || t.bothSpellings(uri) && t.matchesAs(uri, true, false)) ||
+		t.matchesAs(uri, false, false)
 }
 
-// matchesAs is matches, strict as matcher.strict says.
-func (t *Template) matchesAs(uri string, strict bool) bool {
+// matchesAs is matches, strict and shaped as matcher.strict and
+// matcher.shaped say.
+func (t *Template) matchesAs(uri string, strict, shaped bool) bool {
 	var binds [8]binding
 	var items [16]string
-	m := t.newMatcher(uri, strict, binds[:], items[:0])
+	m := t.newMatcher(uri, strict, shaped, binds[:], items[:0])
 	return m.match(0, 0)
 }
 
-// newMatcher returns a matcher of uri, strict as matcher.strict says,
-// that binds t's variables in binds if it is long enough (else in a new
-// slice) and pushes items onto items (nil: a new slice when the first
-// is pushed).
-func (t *Template) newMatcher(uri string, strict bool, binds []binding, items []string) matcher {
-	m := matcher{t: t, uri: &uri, strict: strict, checkBack: strict && t.repeats, items: items}
+// newMatcher returns a matcher of uri, strict and shaped as
+// matcher.strict and matcher.shaped say, that binds t's variables in
+// binds if it is long enough (else in a new slice) and pushes items onto
+// items (nil: a new slice when the first is pushed).
+func (t *Template) newMatcher(uri string, strict, shaped bool, binds []binding, items []string) matcher {
+	m := matcher{t: t, uri: &uri, strict: strict, shaped: strict && shaped, checkBack: strict && t.checkBack, items: items}
 	if len(t.names) <= len(binds) {
 		m.binds = binds[:len(t.names)]
 	} else {
@@ -85,8 +105,8 @@ func (t *Template) newMatcher(uri string, strict bool, binds []binding, items []
 	return m
 }
 
-// expandsBack reports whether the values bound so far expand, with
-// ExpandURI, to the URI being matched.
+// expandsBack reports whether the values bound so far expand to the URI
+// being matched, with ExpandURI if the match is shaped, else Expand.
 func (m *matcher) expandsBack() bool {
 	vars := make(map[string]Value, len(m.t.names))
 	for i, b := range m.binds {
@@ -96,7 +116,7 @@ func (m *matcher) expandsBack() bool {
 			vars[m.t.names[i]] = Value{Kind: b.kind, Items: append([]string(nil), m.items[b.start:b.end]...)}
 		}
 	}
-	back, err := m.t.expand(vars, true)
+	back, err := m.t.expand(vars, m.shaped)
 	return err == nil && back == *m.uri
 }
 
@@ -133,7 +153,15 @@ type binding struct {
 	kind Kind
 	// partial is set for a String that a prefix modifier may have cut
 	// short: the variable's value starts with it.
-	partial    bool
+	partial bool
+	// absent is set, in a template that uses the variable more than
+	// once, where one use left it undefined: no other use may define it.
+	absent bool
+	// sep is the separator a List was split on where the value's items
+	// may hold it unencoded ('.' in {.x*}, ',' in {+x*} and {#x*}), so
+	// that the List may split where the value did not, or Pairs that may
+	// be a List whose items hold '=', as {+x*} writes them: see regroup.
+	sep        byte
 	start, end int32
 }
 
@@ -153,10 +181,17 @@ type matcher struct {
 	// (x://{+dir}{/name} gives x://d/e/a%2Fb to dir "d/e" and name "a/b",
 	// as expanded), then a lenient one, which accepts what clients send.
 	strict bool
-	// checkBack is set for a strict match of a template that repeats a
-	// variable: a split matches only if its values expand back to the
-	// URI (x://{?k*}{?k*} must not give both queries to the first).
-	// Failures then depend on every binding and are not memoized.
+	// shaped is set for a strict match that takes, in {+x} and {#x},
+	// what ExpandURI writes only: '?', '#', '[' and ']' encoded. Match
+	// tries it before a strict match that takes what Expand writes too,
+	// so that x://{#a}{#b} gives x://#v#, which ExpandURI writes for a
+	// "v" and b "", to those values, and not a "v#", which it writes as
+	// x://#v%23.
+	shaped bool
+	// checkBack is set for a strict match of a template that
+	// Template.checkBack marks: a split matches only if its values expand
+	// back to the URI (x://{?k*}{?k*} must not give both queries to the
+	// first). Failures then depend on every binding and are not memoized.
 	checkBack bool
 	// reserved is set while binding the text of a reserved expression.
 	reserved bool
@@ -172,11 +207,17 @@ type matcher struct {
 	failed     []uint64
 	failedDeps map[depState]struct{}
 	spans      []span // by part; see scan
-	tries      int    // splits tried, counted for a template with repeats
+	tries      int    // splits tried, counted where Template.checkBack is set
+}
+
+// dependent reports whether what a match of the rest of the template
+// reports depends on the values bound so far, and not only on where.
+func (m *matcher) dependent() bool {
+	return m.t.repeats || m.checkBack
 }
 
 // maxRepeatTries bounds the splits Match tries for a template that uses a
-// variable more than once. The failure memo cannot bound those: whether
+// variable more than once (or checks its values back). The failure memo cannot bound those: whether
 // the rest of such a template matches depends on the values bound so far.
 const maxRepeatTries = 100_000
 
@@ -234,6 +275,7 @@ func (m *matcher) match(pi, pos int) bool {
 	// Whether a failure of the next state is known whatever e binds.
 	peek := nextPi < len(parts) && len(parts[nextPi].deps) == 0
 	tries := 0
+	var sp *splitter // made on first need
 	for end := maxEnd; end >= pos; end-- {
 		if last && end != len(uri) {
 			break
@@ -254,7 +296,7 @@ func (m *matcher) match(pi, pos int) bool {
 			m.failed = make([]uint64, (len(parts)*(len(uri)+1)+63)/64)
 			m.spans = make([]span, len(parts))
 		}
-		if m.t.repeats {
+		if m.t.checkBack {
 			if m.tries++; m.tries > maxRepeatTries {
 				return false // and so will every frame below this one
 			}
@@ -262,11 +304,36 @@ func (m *matcher) match(pi, pos int) bool {
 		var saved [4]binding
 		undo := m.save(e, saved[:0])
 		mark := len(m.items)
-		if m.bind(e, uri[pos:end]) && m.match(pi+1, end) {
+		bound := m.bind(e, uri[pos:end])
+		if bound && m.match(pi+1, end) {
 			return true
 		}
 		m.items = m.items[:mark]
 		m.restore(e, undo)
+		// Other ways to bind the run: where bind's fails, or where the
+		// rest depends on what it bound.
+		if (!bound || m.dependent()) && m.hasAlternatives(e, uri[pos:end]) {
+			rest := func() bool { return m.match(pi+1, end) }
+			var ok bool
+			switch {
+			case end == pos:
+				ok = m.bindEmpty(e, rest)
+			case e.named:
+				ok = m.bindPairsEach(e, uri[pos:end], rest)
+			default:
+				f := pos + btoi(e.first != 0) // after e's first character
+				if sp == nil {
+					// One for every run from pos: see splitter.
+					sp = newSplitter(e, uri[f:maxEnd], m.strict, m.shaped)
+				}
+				ok = sp.walk(m, end-f, rest)
+			}
+			if ok {
+				return true
+			}
+			m.items = m.items[:mark]
+			m.restore(e, undo)
+		}
 	}
 	switch {
 	case !m.memo || m.checkBack:
@@ -291,19 +358,23 @@ func (m *matcher) match(pi, pos int) bool {
 func (m *matcher) signature(deps []int) uint64 {
 	var h maphash.Hash
 	h.SetSeed(hashSeed)
-	var buf [binary.MaxVarintLen64 + 1]byte
+	var buf [binary.MaxVarintLen64 + 2]byte
 	for _, i := range deps {
 		b := m.binds[i]
 		if !b.set {
-			h.WriteByte(0)
+			if b.absent {
+				h.WriteByte(0x80)
+			} else {
+				h.WriteByte(0)
+			}
 			continue
 		}
 		flags := 1 | byte(b.kind)<<1
 		if b.partial {
 			flags |= 0x80
 		}
-		buf[0] = flags
-		h.Write(binary.AppendUvarint(buf[:1], uint64(b.end-b.start)))
+		buf[0], buf[1] = flags, b.sep
+		h.Write(binary.AppendUvarint(buf[:2], uint64(b.end-b.start)))
 		for _, item := range m.items[b.start:b.end] {
 			h.Write(binary.AppendUvarint(buf[:0], uint64(len(item))))
 			h.WriteString(item)
@@ -381,19 +452,36 @@ func (m *matcher) bind(e *expr, s string) bool {
 		if e.first == 0 && len(e.vars) == 1 {
 			return m.setString(e.vars[0], "")
 		}
-		return true
+		return m.unsetAll(e.vars)
 	}
 	if e.first != 0 {
-		if s[0] != e.first && (e.alt == 0 || s[0] != e.alt) {
+		var ok bool
+		if e, s, ok = m.head(e, s); !ok {
 			return false
 		}
-		s = s[1:]
 	}
 	m.reserved = e.reserved
 	if e.named {
 		return m.bindNamed(e, s)
 	}
 	return m.bindPositional(e, s)
+}
+
+// head checks that s, e's text, starts with e's first character, and
+// returns the expression that binds the rest, and the rest: a query that
+// starts with '&' is a merged {&…}'s alone, all the {?…}'s variables
+// undefined ({?a}{&b} gives &b=1 for a undefined).
+func (m *matcher) head(e *expr, s string) (*expr, string, bool) {
+	if s[0] != e.first && (e.alt == 0 || s[0] != e.alt) {
+		return e, s, false
+	}
+	if s[0] != e.first && e.amps != nil {
+		if !m.unsetAll(e.vars[:len(e.vars)-len(e.amps.vars)]) {
+			return e, s, false
+		}
+		e = e.amps
+	}
+	return e, s[1:], true
 }
 
 // bindPositional binds the items of s, split on e's separator, to e's
@@ -408,11 +496,11 @@ func (m *matcher) bindPositional(e *expr, s string) bool {
 	rest := s
 	for vi, v := range e.vars {
 		if left == 0 {
-			break // the remaining variables are undefined
+			return m.unsetAll(e.vars[vi:]) // the remaining variables are undefined
 		}
 		after := len(e.vars) - vi - 1
 		switch {
-		case v.explode:
+		case v.composite:
 			take := max(left-after, 1)
 			var run string
 			run, rest = cutItems(rest, e.sep, take)
@@ -437,6 +525,16 @@ func (m *matcher) bindPositional(e *expr, s string) bool {
 	return left == 0
 }
 
+// unsetAll is unset for each of vars.
+func (m *matcher) unsetAll(vars []varspec) bool {
+	for _, v := range vars {
+		if !m.unset(v) {
+			return false
+		}
+	}
+	return true
+}
+
 // cutItems returns the first n sep-separated items of s, and the rest.
 func cutItems(s string, sep byte, n int) (items, rest string) {
 	i := 0
@@ -450,20 +548,30 @@ func cutItems(s string, sep byte, n int) (items, rest string) {
 	return s[:i-1], s[i:]
 }
 
-// setScalar binds v, a variable not exploded, to s decoded, as a String.
-// A variable not exploded matches scalars only: expansion encodes the ','
-// of a string, but for {+x} and {#x} (reserved), so an unencoded ',' in s
-// can only come from a list given to v, and s does not match. For {+x}
-// and {#x} a ',' is part of the String.
+// setScalar binds v, a use that is not composite, to s decoded, as a
+// String. A variable not exploded matches scalars only: expansion encodes
+// the ',' of a string, but for {+x} and {#x} (reserved), so an unencoded
+// ',' in s can only come from a list given to v, and s does not match.
+// For {+x} and {#x} a ',' is part of the String, and so it is for an
+// exploded use, as it would be of a List's item.
 func (m *matcher) setScalar(v varspec, s string, reserved bool) bool {
-	if !reserved && strings.IndexByte(s, ',') >= 0 {
+	if !reserved && !v.explode && strings.IndexByte(s, ',') >= 0 {
 		return false
 	}
-	if m.strict && !canonical(s, reserved) {
+	if m.strict && !canonical(s, reserved, m.shaped) {
 		return false
 	}
 	val, ok := decode(s)
 	return ok && m.setString(v, val)
+}
+
+// scalarOK reports whether setScalar would take s for v, were v unbound.
+func (m *matcher) scalarOK(v varspec, s string, reserved bool) bool {
+	if !reserved && !v.explode && strings.IndexByte(s, ',') >= 0 || m.strict && !canonical(s, reserved, m.shaped) {
+		return false
+	}
+	val, ok := decode(s)
+	return ok && (v.prefix == 0 || utf8.RuneCountInString(val) <= v.prefix)
 }
 
 // setExploded binds the exploded variable v to the sep-separated items of
@@ -471,14 +579,14 @@ func (m *matcher) setScalar(v varspec, s string, reserved bool) bool {
 // holds no sep).
 func (m *matcher) setExploded(v varspec, run string, sep byte) bool {
 	if strings.IndexByte(run, sep) < 0 && strings.IndexByte(run, '=') < 0 {
-		if m.strict && !canonical(run, m.reserved) {
+		if m.strict && !canonical(run, m.reserved, m.shaped) {
 			return false
 		}
 		val, ok := decode(run)
 		if !ok {
 			return false
 		}
-		return m.set(v, List, m.push(val))
+		return m.setSplit(v, List, m.push(val), m.splitSep(sep))
 	}
 	kind := List
 	if allPairs(run, sep) {
@@ -497,7 +605,19 @@ func (m *matcher) setExploded(v varspec, run string, sep byte) bool {
 			return false
 		}
 	}
-	return m.set(v, kind, start)
+	if kind == Pairs && !m.reserved {
+		return m.set(v, kind, start)
+	}
+	return m.setSplit(v, kind, start, m.splitSep(sep))
+}
+
+// splitSep returns sep, the separator of a positional expression being
+// bound, if the items of a value may hold it unencoded, else 0.
+func (m *matcher) splitSep(sep byte) byte {
+	if sep == '.' || m.reserved {
+		return sep
+	}
+	return 0
 }
 
 func allPairs(run string, sep byte) bool {
@@ -511,8 +631,8 @@ func allPairs(run string, sep byte) bool {
 
 // bindNamed binds the name=value items of s to e's variables by name, in
 // any order. A non-exploded variable takes the first item with its name,
-// whose value must be a scalar (see setScalar): a later item with the name
-// is not tried.
+// whose value must be a scalar (see setScalar), as must a later item's
+// with the name, which it leaves.
 // An exploded one takes every item with its name as a List or, if there is
 // none, the items no variable of e names, as Pairs: the first such
 // variable takes them all (x://r{?a*}{&b*} cannot tell a's keys from b's,
@@ -520,8 +640,21 @@ func allPairs(run string, sep byte) bool {
 // ignored in a query ({?…}, {&…}) that no named expression follows. In
 // a {;…}, or where a named expression follows e (an item e does not name
 // may be that one's), s then does not match, so that x://r{;a}{;c} gives
-// ;c=2 to c rather than ignoring it in a.
+// ;c=2 to c rather than ignoring it in a. An item Match ignores is not
+// decoded, but a '%' in it must start a triplet, as in any URI. A name
+// that e uses several
+// times, as {?a}{&a} does, has the items with it (or for Pairs the items
+// no variable names) split in as many runs, one for each use in turn, as
+// expansion writes them: {;a:1,a} gives ;a=5;a=50%25 to a "50%".
 func (m *matcher) bindNamed(e *expr, s string) bool {
+	return m.bindNamedAs(e, s, nil)
+}
+
+// bindNamedAs is bindNamed, but where plan is not nil, the exploded
+// variables of e (used once) with no items of their own take the items
+// no variable names in turn, as many as plan says, rather than the first
+// of them all.
+func (m *matcher) bindNamedAs(e *expr, s string, plan []int) bool {
 	onlyNamed := func() bool {
 		for item := range strings.SplitSeq(s, string(e.sep)) {
 			if k, _, _ := strings.Cut(item, "="); !e.names(k) {
@@ -531,23 +664,51 @@ func (m *matcher) bindNamed(e *expr, s string) bool {
 		return true
 	}
 	strictItems := e.laterNamed || e.op == ';'
-	if strictItems && !e.takesUnnamed() && !onlyNamed() {
+	if strictItems && !e.takesUnnamed() && !onlyNamed() || !escaped(s) {
 		return false
 	}
-	pairsTaken := false // by an earlier exploded variable
+	pairsBy := -1 // the variable (by Template.names) that took the Pairs
+	taken := 0    // by plan
 	for _, v := range e.vars {
 		start, found := len(m.items), false
+		// The items with v's name to pass over, and to take (-1: all).
+		skip, take := 0, -1
+		switch {
+		case v.uses > 1:
+			var ok bool
+			if skip, take, ok = v.run(e.count(s, v.name)); !ok || !v.composite && take > 1 {
+				return false
+			}
+		case v.explode && !v.composite && e.count(s, v.name) > 1:
+			return false // a String, which an exploded use writes once
+		}
 		for item := range strings.SplitSeq(s, string(e.sep)) {
 			k, val, _ := strings.Cut(item, "=")
 			if k != v.name {
 				continue
 			}
-			if !v.explode {
+			if skip > 0 {
+				skip--
+				continue
+			}
+			if take == 0 {
+				break
+			}
+			take--
+			switch {
+			case !v.composite && found:
+				// Match takes the first item with v's name, but a later
+				// one must hold a value v could have too.
+				if !m.scalarOK(v, val, false) {
+					return false
+				}
+				continue
+			case !v.composite:
 				if !m.setScalar(v, val, false) {
 					return false
 				}
 				found = true
-				break
+				continue
 			}
 			if !m.pushDecoded(val) {
 				return false
@@ -555,43 +716,119 @@ func (m *matcher) bindNamed(e *expr, s string) bool {
 			found = true
 		}
 		switch {
-		case !v.explode:
+		case found && !v.composite:
 		case found:
 			if !m.set(v, List, start) {
 				return false
 			}
-		case !pairsTaken:
-			pairsTaken = true
+		case v.composite && plan != nil && v.uses == 1:
+			pairsBy = v.index
+			if !m.bindPairsRun(e, v, s, taken, plan[0]) {
+				return false
+			}
+			taken, plan = taken+plan[0], plan[1:]
+		case v.composite && (pairsBy < 0 || pairsBy == v.index):
+			pairsBy = v.index
 			if !m.bindPairs(e, v, s) {
+				return false
+			}
+		default:
+			if !m.unset(v) {
 				return false
 			}
 		}
 	}
 	// Where an exploded variable took a List, no variable took the items
 	// e does not name.
-	return !strictItems || pairsTaken || onlyNamed()
+	return !strictItems || pairsBy >= 0 || onlyNamed()
+}
+
+// run returns, for a variable that its expression uses more than once
+// and n items that belong to its uses, how many to pass over and how many
+// to take for this use: n split in v.uses runs alike. ok is false if n
+// does not split so.
+func (v varspec) run(n int) (skip, take int, ok bool) {
+	if n%v.uses != 0 {
+		return 0, 0, false
+	}
+	take = n / v.uses
+	return v.use * take, take, true
+}
+
+// count returns the number of items of s, e's text, called name.
+func (e *expr) count(s, name string) int {
+	n := 0
+	for item := range strings.SplitSeq(s, string(e.sep)) {
+		if k, _, _ := strings.Cut(item, "="); k == name {
+			n++
+		}
+	}
+	return n
 }
 
 // bindPairs binds the exploded variable v to the key=value items of s that
-// no variable of e names.
+// no variable of e names (its run of them, if e uses v more than once).
 func (m *matcher) bindPairs(e *expr, v varspec, s string) bool {
+	skip, take := 0, -1
+	if v.uses > 1 {
+		var ok bool
+		if skip, take, ok = v.run(e.unnamed(s)); !ok {
+			return false
+		}
+	}
+	return m.bindPairsRun(e, v, s, skip, take)
+}
+
+// unnamed returns the number of items of s, e's text, that no variable
+// of e names, which an exploded variable may take as Pairs.
+func (e *expr) unnamed(s string) int {
+	n := 0
+	for item := range strings.SplitSeq(s, string(e.sep)) {
+		if e.isUnnamed(item) {
+			n++
+		}
+	}
+	return n
+}
+
+// isUnnamed reports whether item, of e's text, is one that no variable of
+// e names, which an exploded variable may take as a pair.
+func (e *expr) isUnnamed(item string) bool {
+	k, _, _ := strings.Cut(item, "=")
+	return item != "" && !e.names(k)
+}
+
+// bindPairsRun binds v to take of the items of s that no variable of e
+// names (-1: all), after skip of them.
+func (m *matcher) bindPairsRun(e *expr, v varspec, s string, skip, take int) bool {
 	start := len(m.items)
 	for item := range strings.SplitSeq(s, string(e.sep)) {
-		k, val, _ := strings.Cut(item, "=")
-		if item == "" || e.names(k) {
+		if !e.isUnnamed(item) {
 			continue
 		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		if take == 0 {
+			break
+		}
+		take--
+		k, val, _ := strings.Cut(item, "=")
 		if !m.pushDecoded(k) || !m.pushDecoded(val) {
 			return false
 		}
 	}
-	return len(m.items) == start || m.set(v, Pairs, start)
+	if len(m.items) == start {
+		return m.unset(v)
+	}
+	return m.set(v, Pairs, start)
 }
 
 // takesUnnamed reports whether e has an exploded variable, which takes the
 // items no variable of e names as Pairs.
 func (e *expr) takesUnnamed() bool {
-	return slices.ContainsFunc(e.vars, func(v varspec) bool { return v.explode })
+	return slices.ContainsFunc(e.vars, func(v varspec) bool { return v.composite })
 }
 
 // names reports whether some variable of e is called k.
@@ -620,7 +857,7 @@ func (m *matcher) push(s string) int {
 }
 
 func (m *matcher) pushDecoded(s string) bool {
-	if m.strict && !canonical(s, m.reserved) {
+	if m.strict && !canonical(s, m.reserved, m.shaped) {
 		return false
 	}
 	val, ok := decode(s)
@@ -640,13 +877,23 @@ func (m *matcher) setString(v varspec, s string) bool {
 // set binds v to the items from start on. A variable bound before (it
 // appears twice in the template) must get the same items or, where a
 // prefix modifier cut one of the two short, values that agree as far as
-// it goes; the longer is kept.
+// it goes; the longer is kept. One that another use left undefined
+// (see unset) may not be bound.
 func (m *matcher) set(v varspec, kind Kind, start int) bool {
+	return m.setSplit(v, kind, start, 0)
+}
+
+// setSplit is set for a List split on sep, which its items may hold (see
+// binding.sep), or 0.
+func (m *matcher) setSplit(v varspec, kind Kind, start int, sep byte) bool {
 	if kind != String && m.t.prefixed[v.index] {
 		return false // RFC 6570: prefixes apply to strings only
 	}
+	if m.binds[v.index].absent {
+		return false // another use left it undefined
+	}
 	end := int32(len(m.items))
-	cur := binding{set: true, kind: kind, start: int32(start), end: end}
+	cur := binding{set: true, kind: kind, sep: sep, start: int32(start), end: end}
 	if v.prefix > 0 {
 		cur.partial = utf8.RuneCountInString(m.items[start]) == v.prefix
 	}
@@ -662,11 +909,16 @@ func (m *matcher) set(v varspec, kind Kind, start int) bool {
 		// use matches a List of one item where one not exploded
 		// matches a String, which expansion writes alike, or a List
 		// where another exploded use matches Pairs with the same keys
-		// and values. Keep the String or Pairs.
+		// and values. Keep the String or Pairs, or a List whose items
+		// are the value's.
 		if !equal(old, now) {
-			return false
+			kept, ok := m.regroup(*b, cur)
+			if ok {
+				*b = kept
+			}
+			return ok
 		}
-		if b.kind == List {
+		if b.kind == List && (cur.kind != List || b.sep != 0) {
 			*b = cur
 		}
 	// One is partial: the variable has a prefix modifier, so both are
@@ -686,6 +938,72 @@ func (m *matcher) set(v varspec, kind Kind, start int) bool {
 	return true
 }
 
+// unset records that an expression leaves v undefined. A variable that
+// the template uses more than once is undefined everywhere or nowhere,
+// as in any expansion: unset reports false if another use bound it, and
+// marks it so that set refuses it to any later use.
+func (m *matcher) unset(v varspec) bool {
+	if !m.t.repeats {
+		return true
+	}
+	b := &m.binds[v.index]
+	if b.set {
+		return false
+	}
+	b.absent = true
+	return true
+}
+
+// regroup returns the binding of a variable's value that two bindings of
+// it with different items agree on, where one or both are Lists that may
+// split where the value did not (see binding.sep): {.a*}{/a*} gives
+// .x.y/x.y to a "x.y", which {.a*} alone would take as the List [x y].
+// Joined with its separator, the other must give the same text; two
+// split on different separators give the value's items where the first
+// has its separator and the second its own.
+func (m *matcher) regroup(a, b binding) (binding, bool) {
+	a, b = m.asList(a), m.asList(b)
+	x, y := m.items[a.start:a.end], m.items[b.start:b.end]
+	switch {
+	case a.kind == Pairs || b.kind == Pairs || a.sep == 0 && b.sep == 0:
+		return a, false
+	case b.sep == 0:
+		return b, strings.Join(x, string(a.sep)) == strings.Join(y, string(a.sep))
+	case a.sep == 0 || a.sep == b.sep:
+		return a, strings.Join(x, string(b.sep)) == strings.Join(y, string(b.sep))
+	}
+	jx, jy := strings.Join(x, string(a.sep)), strings.Join(y, string(b.sep))
+	if len(jx) != len(jy) {
+		return a, false
+	}
+	start, from := len(m.items), 0
+	for i := 0; i < len(jx); i++ {
+		switch {
+		case jx[i] == jy[i]:
+		case jx[i] == a.sep && jy[i] == b.sep:
+			m.push(jx[from:i])
+			from = i + 1
+		default:
+			return a, false
+		}
+	}
+	m.push(jx[from:])
+	return binding{set: true, kind: List, start: int32(start), end: int32(len(m.items))}, true
+}
+
+// asList returns b, but for Pairs that may be a List (see binding.sep),
+// which it returns as that List, each item key=value.
+func (m *matcher) asList(b binding) binding {
+	if b.kind != Pairs || b.sep == 0 {
+		return b
+	}
+	start := len(m.items)
+	for i := b.start; i < b.end; i += 2 {
+		m.push(m.items[i] + "=" + m.items[i+1])
+	}
+	return binding{set: true, kind: List, sep: b.sep, start: int32(start), end: int32(len(m.items))}
+}
+
 func equal(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
@@ -694,6 +1012,17 @@ func equal(a, b []string) bool {
 		if a[i] != b[i] {
 			return false
 		}
+	}
+	return true
+}
+
+// escaped reports whether every '%' in s starts a triplet.
+func escaped(s string) bool {
+	for i := strings.IndexByte(s, '%'); i >= 0; i = strings.IndexByte(s, '%') {
+		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			return false
+		}
+		s = s[i+3:]
 	}
 	return true
 }
@@ -731,14 +1060,14 @@ func decode(s string) (string, bool) {
 // decodes to: unreserved characters (and, if reserved, reserved ones) as
 // they are, every other byte as a triplet with upper-case hex digits; in
 // reserved text '?', '#', '[' and ']' either way, as Expand and ExpandURI
-// write them.
-func canonical(s string, reserved bool) bool {
+// write them, or, if shaped, encoded, as ExpandURI does.
+func canonical(s string, reserved, shaped bool) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c >= 0x80:
 			return false
-		case unreserved[c], reserved && reservedChars[c]:
+		case unreserved[c], reserved && reservedChars[c] && !(shaped && shapeChars[c]):
 		case c == '%' && i+2 < len(s) && isUpperHex(s[i+1]) && isUpperHex(s[i+2]):
 			d := unhex(s[i+1])<<4 | unhex(s[i+2])
 			if d < 0x80 && (unreserved[d] || reserved && reservedChars[d] && !shapeChars[d]) {

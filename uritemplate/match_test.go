@@ -38,6 +38,15 @@ func runMatchCases(t *testing.T, cases []matchCase) {
 // URI several ways.
 func TestMatchRoundTrips(t *testing.T) {
 	runMatchCases(t, []matchCase{
+		// A {;…} with an exploded variable leaves a later expression
+		// its text, where the values would expand otherwise.
+		{"x://~/{;a*,c:1}{;b:1}", "x://~/;c=v;b", vals("c", "v", "b", "")},
+		{"x://~/{;a*,c:1}{;b:1}", "x://~/;k=1;c=v;b=w", vals("a", pv("k", "1"), "c", "v", "b", "w")},
+		{"x://{;c*,a:1,b:1}{.x*}", "x://;a=v;b.1.2", vals("a", "v", "b", "", "x", lv("1", "2"))},
+		{"x://{?a*,c,b*}", "x://?c=1&K=v", vals("c", "1", "b", pv("K", "v"))},
+		// In one expression too: the items of {.b*} are Pairs, as
+		// expansion writes k=v, where a List's would be k%3Dv.
+		{"x://{.b*,c:1,a}", "x://.k=v.h.x.y", vals("b", pv("k", "v"), "c", "h", "a", "x.y")},
 		// A parameter the first {;…} does not name belongs to a later one;
 		// a {;…} takes no parameter it does not name.
 		{"x://r{;a}{;c}", "x://r;a=1;c=2", vals("a", "1", "c", "2")},
@@ -95,6 +104,13 @@ func TestMatchQuery(t *testing.T) {
 		{"x://s{?a}{&b,c}", "x://s?c=3&b=2&a=1", vals("a", "1", "b", "2", "c", "3")},
 		{"x://s{?a}{&b}", "x://s?b=2", vals("b", "2")},
 		{"x://s{?a}{&b}", "x://s&b=2", vals("b", "2")},
+		// A query that starts with '&' is the {&…}'s alone: the {?…}'s
+		// variables are undefined, as in the expansion that gave it.
+		{"x://s{?a}{&b}", "x://s&a=1&b=2", vals("b", "2")},
+		{"x://s{?k*}{&k2*}", "x://s&K=0&L=1", vals("k2", pv("K", "0", "L", "1"))},
+		{"x://s{?k*}{&k2*}", "x://s?K=0&L=1", vals("k", pv("K", "0", "L", "1"))},
+		{"x://s{?a}{&a}", "x://s&a=1", noMatch},
+		{"x://s{?a}{&a}", "x://s?a=1&a=1", vals("a", "1")},
 		// A {&…} after a literal query.
 		{"x://s?fixed=yes{&x}", "x://s?fixed=yes&x=1024", vals("x", "1024")},
 		{"x://s?fixed=yes{&x}", "x://s?fixed=yes&y=1&x=2", vals("x", "2")},
@@ -276,8 +292,13 @@ func TestMatchPrefix(t *testing.T) {
 		{"x:{/a*}/{a}", "x:/x=1/x,1", noMatch},
 		{"x:{a}{/a*}", "x:x,1/x=1", noMatch},
 		{"x:{/a*}/{a}", "x:/x,y/x%2Cy", vals("a", "x,y")},
-		{"x:{/a*}{?a}", "x:/x/y", vals("a", lv("x", "y"))},
+		// A variable used twice is defined in both uses or in neither:
+		// a List for {/a*} would expand to ?a=x,y in {?a}, which
+		// matches scalars only.
+		{"x:{/a*}{?a}", "x:/x/y", noMatch},
 		{"x:{/a*}{?a}", "x:/x/y?a=x,y", noMatch},
+		{"x:{/a*}{?a}", "x:/x?a=x", vals("a", "x")},
+		{"x:{/a*}{?a}", "x:", vals()},
 		{"x:{#a*}/{a}", "x:#/", vals("a", "")},
 		{"x:{/a*}/{a}", "x:/x/y", noMatch},
 		{"x:{a:2}{b}-{a}", "x:abcd-abc", vals("a", "abc", "b", "cd")},
@@ -296,7 +317,8 @@ func TestMatchPrefix(t *testing.T) {
 		{"x:{a:3}/{a:5}", "x:ab/abcd", noMatch},
 		// A variable with a prefix anywhere is a string everywhere.
 		{"x:{#a:1}{a}", "x:1,2", noMatch},
-		{"x:{#a:1}{a}", "x:12", vals("a", "12")},
+		{"x:{#a:1}{a}", "x:12", noMatch},
+		{"x:{#a:1}{a}", "x:#112", vals("a", "12")},
 		{"x:{a}{#a:1}", "x:,", noMatch},
 		{"{/var:1,var}", "/v/value", vals("var", "value")},
 		{"{/var:1,var}", "/w/value", noMatch},
@@ -351,9 +373,11 @@ func TestMatchListsAndScalars(t *testing.T) {
 	}
 	runMatchCases(t, []matchCase{
 		// A named variable takes the first item with its name, scalar
-		// or not: a list there is not skipped for a later item.
+		// or not: a list there is not skipped for a later item, nor
+		// passed over in one.
 		{"t://teams{?team}", "t://teams?team=red,blue&team=green", noMatch},
-		{"t://teams{?team}", "t://teams?team=red&team=blue,green", vals("team", "red")},
+		{"t://teams{?team}", "t://teams?team=red&team=blue,green", noMatch},
+		{"t://teams{?team}", "t://teams?team=red&team=blue", vals("team", "red")},
 		{"t://teams{;team}", "t://teams;team=red,blue;team=green", noMatch},
 		// Unknown parameters may hold anything.
 		{"t://teams{?team}", "t://teams?team=red&other=a,b", vals("team", "red")},
@@ -429,6 +453,127 @@ func TestMatchMultipleVariables(t *testing.T) {
 		{"x:{x,hello,y}", "x:1024,Hello%20World%21,768", vals("x", "1024", "hello", "Hello World!", "y", "768")},
 		{"x:{a}{/b,c,d}{?g,h}{&i,j}{#e,f}", "x:1/2/3/4?h=8&g=7&j=10&i=9#5,6",
 			vals("a", "1", "b", "2", "c", "3", "d", "4", "e", "5", "f", "6", "g", "7", "h", "8", "i", "9", "j", "10")},
+	})
+}
+
+// TestMatchUndefinedBesidePrefix checks that expansions that leave out
+// a variable next to one with a prefix modifier match back to values that
+// expand to them again (issue 22, point 1): expansion drops an undefined
+// variable with its separator, so the items of {/a:4,b} need not be a's
+// first, and {.…} leaves its separator unencoded in a value, so the
+// items need not be one a variable.
+func TestMatchUndefinedBesidePrefix(t *testing.T) {
+	for _, c := range []struct {
+		template string
+		vars     map[string]uritemplate.Value // expanded with ExpandURI
+		uri      string                       // the expansion
+		want     map[string]uritemplate.Value // Match's values
+	}{
+		{"x://{/a:4,b}", vals("b", "hello"), "x:///hello", vals("b", "hello")},
+		{"x://{a:3,b}", vals("b", "hello"), "x://hello", vals("b", "hello")},
+		{"x://{.b,a:2}", vals("a", "é", "b", "x.y"), "x://.x.y.%C3%A9", vals("a", "é", "b", "x.y")},
+		// Any variable may be the one left out.
+		{"x://{/a:1,b,c:1}", vals("b", "hello"), "x:///hello", vals("b", "hello")},
+		{"x://{/a:1,b,c:1}", vals("a", "h", "b", "hello"), "x:///h/hello", vals("a", "h", "b", "hello")},
+		{"x://{/a:1,b:1,c}", vals("c", "hello"), "x:///hello", vals("c", "hello")},
+		{"x://{a:2,b:2,c:2}", vals("c", "cc"), "x://cc", vals("a", "cc")},
+		{"x://{+a:2,b}", vals("b", "x,y"), "x://x,y", vals("a", "x", "b", "y")},
+		{"x://{+a:2,b}", vals("b", "xyz,w"), "x://xyz,w", vals("b", "xyz,w")},
+		{"x://{#a:1,b:3}", vals("a", "x", "b", "y,z"), "x://#x,y,z", vals("a", "x", "b", "y,z")},
+		{"x://{.a:1,b:1}", vals("a", "."), "x://..", vals("a", "", "b", "")},
+		{"x://{.a,b:2}", vals("a", "x.y.z", "b", "é"), "x://.x.y.z.%C3%A9", vals("a", "x.y.z", "b", "é")},
+		// An exploded variable takes as many items as the others leave.
+		{"x://{/a:1,b*}", vals("b", lv("xy", "z")), "x:///xy/z", vals("b", lv("xy", "z"))},
+	} {
+		tmpl := uritemplate.MustParse(c.template)
+		uri, err := tmpl.ExpandURI(c.vars)
+		require.NoError(t, err)
+		require.Equal(t, c.uri, uri, "%s expands %v", c.template, c.vars)
+		m, ok := tmpl.Match(uri)
+		if !assert.True(t, ok, "%s must match %q", c.template, uri) {
+			continue
+		}
+		assert.Equal(t, c.want, m.Map(), "%s matching %q", c.template, uri)
+		back, err := tmpl.ExpandURI(m.Map())
+		assert.NoError(t, err)
+		assert.Equal(t, uri, back, "%s: the values %q matches to", c.template, uri)
+	}
+	// A prefix modifier still bounds the value where no variable is
+	// left out.
+	runMatchCases(t, []matchCase{
+		{"x://{/a:4,b}", "x:///hello/x", noMatch},
+		{"x://{a:3,b}", "x://hello,x", noMatch},
+		{"x://{.b:1,a:2}", "x://.x.y.%C3%A9", noMatch},
+	})
+}
+
+// TestMatchRepeatedUndefined checks that a variable the template uses
+// more than once is defined, with one value, in every use or in none,
+// as in any expansion (issue 22, point 2).
+func TestMatchRepeatedUndefined(t *testing.T) {
+	runMatchCases(t, []matchCase{
+		{"x://{a}{?a}", "x://1", noMatch},
+		{"x://{a}{?a}", "x://1?a=1", vals("a", "1")},
+		{"x://{a}{?a}", "x://?a=", vals("a", "")},
+		{"x://{a}{?a}", "x://", vals()},
+		{"x://{a}{?a}", "x://?a=1", noMatch},
+		{"x://{/a}{/a}", "x:///v", noMatch},
+		{"x://{/a}{/a}", "x:///v/v", vals("a", "v")},
+		{"x://{/a,b}{?a}", "x:///v", vals("b", "v")},
+		{"x://{/a,b}{?a}", "x:///v?a=v", vals("a", "v")},
+		{"x://{/a,b}{?a}", "x:///v/w?a=v", vals("a", "v", "b", "w")},
+		{"x://{/a,b}{?a}", "x:///v/w", noMatch},
+		{"x://{/a,a}", "x:///v", noMatch},
+		{"x://{/a,a}", "x:///v/v", vals("a", "v")},
+		{"x://{a:2}{/a}", "x://he/hello", vals("a", "hello")},
+		{"x://{a:2}{/a}", "x://he", noMatch},
+		{"x://{a:2}{/a}", "x:///hello", noMatch},
+		{"x://{;a}{?a*}", "x://;a=1", noMatch},
+		{"x://{;a}{?a*}", "x://;a=1?a=1", vals("a", "1")},
+		// A's value here is in the path, but {?a:2} leaves it out, so
+		// the path is b's.
+		{"file:///b{/a,b*}{?a:2}", "file:///b/%3D/a%2Cb", vals("b", lv("=", "a,b"))},
+		{"file:///b{/a,b*}{?a:2}{/q}", "file:///b/%3D/a%2Cb", vals("b", lv("=", "a,b"))},
+		{"file:///b{/a,b*}{?a:2}{/q}", "file:///b/%3D/a%2Cb?a=%3D", vals("a", "=", "b", lv("a,b"))},
+	})
+}
+
+// TestMatchRepeatedForms checks variables used more than once in forms
+// that write one value differently, each from a case FuzzRouter found:
+// every URI is an expansion of the values given, which match back to
+// values that expand to it.
+func TestMatchRepeatedForms(t *testing.T) {
+	runMatchCases(t, []matchCase{
+		// A variable with a prefix modifier is a String, which an
+		// exploded use writes as one not exploded does.
+		{"x://{b:1,a:1,a*}a", "x://v,va", vals("a", "v")},
+		{"x:{a:1}{/a*}", "x:v/v", vals("a", "v")},
+		{"x:{a:1}{/a*}", "x:v/v/w", noMatch},
+		// So is a variable used not exploded, whose ',' {+b*} leaves
+		// unencoded.
+		{"x://{b}{+b*,a}", "x://%3D-a%2Cb=-a,b", vals("b", "=-a,b")},
+		{"x://{b}{+b*,a}", "x://%3D=,=-a,b", vals("b", "=", "a", "=-a,b")},
+		// {.a*} and {+a*} may split a value where it holds their
+		// separator: the other use tells where the value's items end.
+		{"x://{.a*}/{/a*}", "x://.x.y//x.y", vals("a", lv("x.y"))},
+		{"x://{.a*}/{/a*}", "x://.x.y//x/y", vals("a", lv("x", "y"))},
+		{"x://{.a*}/{+a*}", "x://.x%2Cy.z/x,y.z", vals("a", lv("x,y.z"))},
+		{"x://{.a*}/{+a*}", "x://.x.y/x,y", vals("a", lv("x", "y"))},
+		{"x://{.a*}/{+a*}", "x://.x.y/x,z", noMatch},
+		// {+c*} leaves '=' unencoded in a List's item, which would read
+		// as a pair.
+		{"x://{/c*}{+c*}", "x:///%3D=", vals("c", lv("="))},
+		// A name used twice in one named expression has an item for
+		// each use, in turn.
+		{"x://{;a:1,a}", "x://;a=5;a=50%25", vals("a", "50%")},
+		{"x://{;a:1,a}", "x://;a=5;a=6", noMatch},
+		{"x://{?a*,a}", "x://?a=v&a=v", vals("a", "v")},
+		{"x://{?k*}{&k*}", "x://?K=1&K=1", vals("k", pv("K", "1"))},
+		{"x://{?k*}{&k*}", "x://?K=1", noMatch},
+		// What ExpandURI writes first: it encodes the '#' of a value
+		// of {#b}, so x://#v# is b "v" and f "", not b "v#".
+		{"x://{#b:4}{#f}", "x://#v#", vals("b", "v", "f", "")},
+		{"x://{#b:4}{#f}", "x://#v%23", vals("b", "v#")},
 	})
 }
 
@@ -553,6 +698,14 @@ func TestMatchPathological(t *testing.T) {
 		{"x:{a}{b}{a}{b}", "x:" + strings.Repeat("ab", 10), true},
 		{"x:{a}{b}{a}{b}", "x:" + strings.Repeat("ab", 500), false},
 		{"x:{a}{b}{c}{d}{a}/", "x:" + long + "//", false},
+		// Several variables of one expression may take its items in
+		// many ways: Match tries them without trying each anew for
+		// every split.
+		{"x:{.a,b:1}{c}!", "x:" + strings.Repeat(".a", 2000) + "/!", false},
+		{"x:{.a,b:1}{c}!", "x:" + strings.Repeat(".a", 2000) + "!", true},
+		{"x:{.a,b,c,d,e,f,g,h:1}!", "x:" + strings.Repeat(".a", 2000) + ".%!", false},
+		{"x:{+a,b:2}{c}!", "x:" + strings.Repeat(",a", 2000) + "/!", true},
+		{"x:{/a,b,c,d}{/a,b}{?a}", "x:" + strings.Repeat("/a", 2000) + "?a=b", false},
 	} {
 		_, ok := uritemplate.MustParse(c.template).Match(c.uri)
 		assert.Equal(t, c.ok, ok, c.template)

@@ -35,8 +35,7 @@ func compare(a, b *Template, ma, mb *nfa) (rank, string) {
 	if _, ok := ma.overlaps(mb); !ok {
 		return unranked, ""
 	}
-	_, aInB := ma.within(mb)
-	_, bInA := mb.within(ma)
+	aInB, bInA := inside(ma, b, mb), inside(mb, a, ma)
 	switch {
 	case aInB && !bInA:
 		return aFirst, ""
@@ -55,4 +54,21 @@ func compare(a, b *Template, ma, mb *nfa) (rank, string) {
 		return unsure, maybe
 	}
 	return unranked, ""
+}
+
+// inside reports whether the automata show that every URI the template
+// of model mx matches, y, of model my, matches too. A model takes every
+// URI its template matches, and a few more where the template is wide
+// (see Template.wide), which could make mx seem within my: then mx must
+// be within y's narrow model, which takes only URIs y matches. So
+// x://{a}/{a} is inside x://{a}/{b}, but x://{a}/v is not inside
+// x://{a}/{a}, whose model is x://{a}/{b}'s and has no narrow one.
+func inside(mx *nfa, y *Template, my *nfa) bool {
+	if y.wide {
+		if my = y.narrowModel(); my == nil {
+			return false
+		}
+	}
+	_, ok := mx.within(my)
+	return ok
 }

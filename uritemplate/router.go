@@ -57,11 +57,20 @@ var ErrConflict = errors.New("uritemplate: conflicting templates")
 // "Match" here is what Template.Match takes, {;…} expressions taking only
 // the parameters they name. Add compares templates on an automaton of
 // the URIs each matches that is exact but where Match checks what the
-// automaton does not (that a value decodes to UTF-8, that a repeated
-// variable has one value, a prefix modifier over 64); where the two could
-// disagree, and Add can
-// neither find a URI both match nor show there is none, it refuses the
-// template as a conflict rather than rank by guess.
+// automaton does not: that a value decodes to UTF-8, that a prefix
+// modifier over 64 holds, that the uses of a variable the template
+// repeats agree (see the package doc), and how the parameters of a {;…}
+// or query with more than a few exploded variables combine. Add shows
+// that every URI a template matches another matches too on the other's
+// automaton, so only where that one takes no URI the other does not
+// match: its own, or, where that is wider, one that takes fewer (a
+// prefix modifier over 64 counted as 64); never that of a template that
+// repeats a variable. So x://{a}/{a} is more specific than x://{a}/{b},
+// but x://{a}/v and x://{a}/{a} conflict (both match x://v/v; x://w/v is
+// only the first's, x://w/w only the second's). Where the automata share
+// URIs but Add can neither find one that both templates match nor show
+// that there is none, it refuses the template as a conflict rather than
+// rank by guess: x://{a}{?a} next to x://{b}, whose automata share x://v.
 //
 // Lookups cost the same however many templates the Router holds: templates
 // are indexed by their literal prefix (scheme included), so a lookup walks
@@ -595,9 +604,20 @@ func shadowed[T any](rt *route[T], ahead []*route[T]) bool {
 			return false
 		}
 	}
-	models := make([]*nfa, len(ahead))
-	for i, o := range ahead {
-		models[i] = o.model
+	// A model wider than its template's Match could make rt seem
+	// shadowed where it is not: see inside.
+	var models []*nfa
+	for _, o := range ahead {
+		m := o.model
+		if o.t.wide {
+			m = o.t.narrowModel()
+		}
+		if m != nil {
+			models = append(models, m)
+		}
+	}
+	if len(models) == 0 {
+		return false
 	}
 	_, ok := rt.model.within(union(models...))
 	return ok

@@ -364,6 +364,56 @@ func TestRouterConflict(t *testing.T) {
 	assert.Equal(t, 0, r.Len())
 }
 
+// TestRouterRepeatedVariables checks how Add ranks templates that use a
+// variable more than once (issue 22, point 2), in both orders: where one
+// is shown more specific on an automaton that takes only the URIs its
+// template matches, and as a conflict where the automaton of a template
+// that repeats a variable would be the only ground.
+func TestRouterRepeatedVariables(t *testing.T) {
+	for _, c := range []struct {
+		a, b     string
+		conflict string            // a URI both match, named by the error; "" for none
+		lookups  map[string]string // URI: the template Lookup finds
+	}{
+		// The pair the issue's fuzz found: Lookup chose the first for
+		// file:///b/%3D/a%2Cb, though neither is more specific.
+		{a: "file:///b{/a,b*}{?a:2}{/q}", b: "file:///b{/a,b*}{?a:2}", conflict: "file:///b/v/v?a=v"},
+		{a: "x://{a}/{a}", b: "x://{a}/{b}", lookups: map[string]string{
+			"x://1/1": "x://{a}/{a}", "x://1/2": "x://{a}/{b}", "x://%31/1": "x://{a}/{a}", // one value, decoded
+		}},
+		{a: "x://{a}/v", b: "x://{a}/{a}", conflict: "x://v/v"},
+		{a: "x://v/v", b: "x://{a}/{a}", lookups: map[string]string{"x://v/v": "x://v/v", "x://w/w": "x://{a}/{a}"}},
+		// Neither is more specific: the first ignores c=1,2, which the
+		// second does not match, and the second a=2.
+		{a: "x://{a}{?a}", b: "x://{b}{?c}", conflict: "x://v?a=v"},
+		{a: "x://{a}{?a}", b: "x://{b}{?a}", lookups: map[string]string{
+			"x://1?a=1": "x://{a}{?a}", "x://1?a=2": "x://{b}{?a}", "x://1": "x://{b}{?a}", "x://?a=": "x://{a}{?a}",
+		}},
+		{a: "x://{a}{?a}", b: "x://{b}", conflict: "x://v"},
+		// A prefix modifier over 64 is counted as 64 where that can
+		// only narrow what the automaton takes.
+		{a: "x://{a:100}", b: "x://{b:3}", lookups: map[string]string{"x://abc": "x://{b:3}", "x://abcd": "x://{a:100}"}},
+		{a: "x://{a:100}", b: "x://{b}", lookups: map[string]string{
+			"x://abc": "x://{a:100}", "x://" + strings.Repeat("a", 101): "x://{b}",
+		}},
+	} {
+		for _, order := range [][2]string{{c.a, c.b}, {c.b, c.a}} {
+			r := newRouter(t, order[0])
+			err := r.Add(uritemplate.MustParse(order[1]), order[1])
+			if c.conflict != "" {
+				if assert.ErrorIs(t, err, uritemplate.ErrConflict, "%q then %q", order[0], order[1]) {
+					assert.Contains(t, err.Error(), c.conflict)
+				}
+				continue
+			}
+			require.NoError(t, err, "%q then %q", order[0], order[1])
+			for uri, want := range c.lookups {
+				assert.Equal(t, want, lookup(r, uri), "%s in %q", uri, order)
+			}
+		}
+	}
+}
+
 // TestRouterShadowed checks that templates several others shadow
 // together, which Add accepts, are reported.
 func TestRouterShadowed(t *testing.T) {

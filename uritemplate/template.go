@@ -25,8 +25,20 @@
 //     one to those after it; a {;…} takes only parameters it names, and
 //     leaves the others to a later {;…}, so that x://r{;a}{;c} gives
 //     x://r;a=1;c=2 to both, and x://{id}{;v} does not match x://1;w=2.
+//     A parameter named twice gives the first value, the other being
+//     one the variable could have too: t://teams{?team} matches
+//     t://teams?team=red&team=blue, not t://teams?team=red&team=a,b. A
+//     '%' in any parameter, ignored or not, must start a triplet.
 //   - {x:3} matches at most 3 characters.
-//   - Several variables in one expression split on its separator.
+//   - Several variables in one expression split on its separator, each
+//     taking an item, or several where its values may hold the separator
+//     unencoded ({.x,y}, {+x,y}, {#x,y}), or none: expansion leaves an
+//     undefined variable out, separator and all, so x://{/a:4,b} gives
+//     x:///hello to b where a cannot take it, and x://{.b,a:2} gives
+//     x://.x.y.%C3%A9 to b "x.y" and a "é".
+//   - A variable the template uses more than once has one value in
+//     every use, or is undefined in every use, as in an expansion:
+//     x://{a}{?a} matches x://1?a=1 and x://, not x://1.
 //
 // Every value is percent-decoded exactly once; an invalid escape, or bytes
 // that do not decode to valid UTF-8, make the URI not match. Where a
@@ -71,6 +83,23 @@
 // {/x*}, {?x*}, …) match lists and pairs. Expand is unchanged and follows
 // RFC 6570: a List given to {x} expands to "red,blue", a URI that the
 // template then does not match back.
+//
+// # Variables used more than once
+//
+// A template may use a variable more than once: x://{a}/{a}, or
+// {?a}{&a}, or {a:2} next to {a}. Match takes such a variable as
+// expansion writes it, with one value in every use (a prefix modifier's
+// use the start of it) or undefined in every use: x://{a}{?a} matches
+// x://1?a=1 and x://, not x://1, which no values expand to. A Router
+// compares templates on automata, which cannot check that the uses of a
+// variable agree, so Router.Add ranks a template that repeats a variable
+// only where that does not matter (x://{a}/{a} is more specific than
+// x://{a}/{b}: every URI it matches the other matches too), and
+// otherwise refuses a template that shares URIs with it, as it refuses
+// any two templates it cannot rank (see Router, Precedence). Both are
+// needed, and together they are the simplest rule that holds: Match
+// takes no URI that no values expand to, and Add ranks only what its
+// automata show, never by guess.
 package uritemplate
 
 import (
@@ -96,17 +125,50 @@ type Template struct {
 	items  int      // a guess at the items a match binds, for capacity
 	// repeats is set if a variable appears more than once.
 	repeats bool
+	// checkBack is set for a template whose strict match checks that its
+	// values expand back to the URI (see matcher.checkBack): one that
+	// repeats a variable, or has a named expression with an exploded
+	// variable that takes as its Pairs what may be another's: that of
+	// another exploded variable of it, or the text of an expression
+	// after it (x://{;a*,c}{;b} could give ;c=v;b whole to the first, c
+	// "v" and a the Pairs b and "", which expand to ;b;c=v).
+	checkBack bool
+	// reserved is set if the template has a {+x} or {#x}.
+	reserved bool
+	// wide is set if the template's model (see lang.go) takes URIs that
+	// Match does not, values that do not decode to UTF-8 aside: where it
+	// repeats a variable, whose uses must agree, has a prefix modifier
+	// over maxModelPrefix, or a named expression with more names than
+	// the model follows (see namedText).
+	wide bool
 	// prefixed marks, by index into names, the variables that appear with
 	// a prefix modifier somewhere, and so may only be strings.
 	prefixed []bool
 	// strictFirst is set for a template that may split a URI in several
-	// ways (an expression is followed by another part) or repeats a
-	// variable: Match first tries the splits an expansion could have
-	// made (see matcher.strict). Where a lenient match could choose
-	// otherwise is subtle (x://{?k*}a{b,c} gives x://?k=a1.2,a%2Fb, k a
-	// List of "", to k "a1.2," leniently); the strict pass costs little
-	// where the URI is an expansion, and nothing more where it is not.
+	// ways (an expression is followed by another part, or has several
+	// positional variables) or repeats a variable: Match first tries the
+	// splits an expansion could have made (see matcher.strict). Where a
+	// lenient match could choose otherwise is subtle (x://{?k*}a{b,c}
+	// gives x://?k=a1.2,a%2Fb, k a List of "", to k "a1.2," leniently);
+	// the strict pass costs little where the URI is an expansion, and
+	// nothing more where it is not.
 	strictFirst bool
+}
+
+// amps returns the expr.amps of p, an expression, or nil.
+func (p part) amps() *expr {
+	if p.expr == nil {
+		return nil
+	}
+	return p.expr.amps
+}
+
+// vars returns the variables of p, an expression, or nil.
+func (p part) vars() []varspec {
+	if p.expr == nil {
+		return nil
+	}
+	return p.expr.vars
 }
 
 // A part is a literal run or an expression.
@@ -137,6 +199,10 @@ type expr struct {
 	// belong to: see bindNamed.
 	laterNamed bool
 	allow      [128]bool // see setAllow
+	// amps is, for a {?…} with {&…} merged in, those {&…} alone: a query
+	// that starts with '&' is theirs, every variable of the {?…} being
+	// undefined.
+	amps *expr
 }
 
 type varspec struct {
@@ -144,6 +210,14 @@ type varspec struct {
 	index   int // into Template.names
 	prefix  int // max characters, 0 for none
 	explode bool
+	// uses counts the variables of the expression (as matched) with
+	// this name, and use is this one's place among them: see bindNamed.
+	uses, use int
+	// composite is set for a use that Match binds to a List or Pairs:
+	// an exploded one of a variable that every use explodes, with no
+	// prefix modifier. Any other variable can only be a String (see Lists
+	// and scalars in the package doc), which {x*} writes as {x} does.
+	composite bool
 }
 
 // Parse parses an RFC 6570 (level 4) URI template. It returns an error
@@ -214,6 +288,20 @@ func (t *Template) parse() error {
 		}
 	}
 	t.setDeps()
+	scalar := slices.Clone(t.prefixed) // variables that can only be strings
+	for _, p := range t.parts {
+		for _, v := range p.vars() {
+			scalar[v.index] = scalar[v.index] || !v.explode
+		}
+	}
+	for _, p := range t.parts {
+		if p.expr != nil {
+			p.expr.countUses(scalar)
+			if p.expr.amps != nil {
+				p.expr.amps.countUses(scalar)
+			}
+		}
+	}
 	rest := 0
 	for i := len(t.parts) - 1; i >= 0; i-- {
 		t.parts[i].minRest = rest
@@ -250,10 +338,14 @@ func (t *Template) parse() error {
 	for i, p := range t.parts {
 		if p.expr != nil {
 			p.expr.setAllow(t.parts[i+1:])
+			if p.expr.amps != nil {
+				p.expr.amps.allow = p.expr.allow
+			}
+			t.reserved = t.reserved || p.expr.reserved
 		}
 	}
 	for i, p := range t.parts {
-		if p.expr != nil && i < len(t.parts)-1 {
+		if p.expr != nil && (i < len(t.parts)-1 || !p.expr.named && len(p.expr.vars) > 1) {
 			t.strictFirst = true
 		}
 	}
@@ -261,10 +353,29 @@ func (t *Template) parse() error {
 	for i := len(t.parts) - 1; i >= 0; i-- {
 		if e := t.parts[i].expr; e != nil && e.named {
 			e.laterNamed = named
+			if e.amps != nil {
+				e.amps.laterNamed = named
+			}
 			named = true
 		}
 	}
 	t.strictFirst = t.strictFirst || t.repeats
+	t.wide = t.wide || t.repeats
+	t.checkBack = t.repeats
+	for i, p := range t.parts {
+		if e := p.expr; e != nil && e.named && e.takesUnnamed() {
+			t.checkBack = t.checkBack || composites(e) > 1 || slices.ContainsFunc(t.parts[i+1:], func(q part) bool { return q.expr != nil })
+		}
+	}
+	t.strictFirst = t.strictFirst || t.checkBack
+	for _, p := range t.parts {
+		for _, e := range []*expr{p.expr, p.amps()} {
+			if e != nil && e.named {
+				_, exact := namedInfo(e)
+				t.wide = t.wide || !exact
+			}
+		}
+	}
 	return nil
 }
 
@@ -362,12 +473,34 @@ func (t *Template) addExpr(e *expr) {
 			merged.vars = append(slices.Clip(prev.vars), e.vars...)
 			if prev.op == '?' {
 				merged.alt = '&'
+				amps := *e
+				if prev.amps != nil {
+					amps.vars = append(slices.Clip(prev.amps.vars), e.vars...)
+				}
+				merged.amps = &amps
 			}
 			t.parts[n-1].expr = &merged
 			return
 		}
 	}
 	t.parts = append(t.parts, part{expr: e})
+}
+
+// countUses sets the uses, use and composite of e's variables, given
+// which variables can only be strings, by Template.names.
+func (e *expr) countUses(scalar []bool) {
+	for i := range e.vars {
+		e.vars[i].composite = e.vars[i].explode && !scalar[e.vars[i].index]
+		e.vars[i].uses, e.vars[i].use = 0, 0
+		for j := range e.vars {
+			if e.vars[j].name == e.vars[i].name {
+				e.vars[i].uses++
+				if j < i {
+					e.vars[i].use++
+				}
+			}
+		}
+	}
 }
 
 // setDeps sets each expression part's deps: the variables that it or a
@@ -472,6 +605,7 @@ func (t *Template) parseVarspec(spec string) (varspec, error) {
 		t.prefixed = append(t.prefixed, false)
 	}
 	t.prefixed[v.index] = t.prefixed[v.index] || v.prefix > 0
+	t.wide = t.wide || v.prefix > maxModelPrefix
 	return v, nil
 }
 
