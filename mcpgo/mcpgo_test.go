@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpres/mcpres/mcptest"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -336,18 +337,14 @@ func TestComplete(t *testing.T) {
 	})
 }
 
-// awaitUpdate waits up to 5 s for a resources/updated of uri.
+// awaitUpdate waits for a resources/updated of uri, each notification
+// within mcptest.WaitTimeout.
 func (cn *conn) awaitUpdate(t *testing.T, uri string) mcp.JSONRPCNotification {
 	t.Helper()
-	timeout := time.After(5 * time.Second)
 	for {
-		select {
-		case n := <-cn.notes:
-			if n.Method == mcp.MethodNotificationResourceUpdated && n.Params.AdditionalFields["uri"] == uri {
-				return n
-			}
-		case <-timeout:
-			t.Fatalf("no resources/updated of %s within 5 s", uri)
+		n := mcptest.Receive(t, cn.notes, "resources/updated of "+uri)
+		if n.Method == mcp.MethodNotificationResourceUpdated && n.Params.AdditionalFields["uri"] == uri {
+			return n
 		}
 	}
 }
@@ -371,23 +368,18 @@ func (cn *conn) subscribe(t *testing.T, uris ...string) []error {
 	stop, err := cn.c.ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: uris}, nil)
 	require.NoError(t, err)
 	t.Cleanup(stop)
-	timeout := time.After(5 * time.Second)
 	for {
-		select {
-		case n := <-cn.notes:
-			if n.Method != mcp.MethodNotificationSubscriptionsAcknowledged {
-				continue
-			}
-			acked := ackedURIs(n)
-			for i, uri := range uris {
-				if !slices.Contains(acked, uri) {
-					errs[i] = fmt.Errorf("%s: not acknowledged", uri)
-				}
-			}
-			return errs
-		case <-timeout:
-			t.Fatal("no notifications/subscriptions/acknowledged within 5 s")
+		n := mcptest.Receive(t, cn.notes, "notifications/subscriptions/acknowledged")
+		if n.Method != mcp.MethodNotificationSubscriptionsAcknowledged {
+			continue
 		}
+		acked := ackedURIs(n)
+		for i, uri := range uris {
+			if !slices.Contains(acked, uri) {
+				errs[i] = fmt.Errorf("%s: not acknowledged", uri)
+			}
+		}
+		return errs
 	}
 }
 
@@ -456,17 +448,7 @@ func TestListChangedAndEnd(t *testing.T) {
 				require.NoError(t, cn.subscribe(t, clockURI)[0])
 			}
 			require.NoError(t, cn.reg.Add(&sdk.Resource{URI: "test://new", Name: "new"}, resource.Text("new")))
-			timeout := time.After(5 * time.Second)
-		wait:
-			for {
-				select {
-				case n := <-cn.notes:
-					if n.Method == mcp.MethodNotificationResourcesListChanged {
-						break wait
-					}
-				case <-timeout:
-					t.Fatal("no list_changed within 5 s")
-				}
+			for mcptest.Receive(t, cn.notes, "list_changed").Method != mcp.MethodNotificationResourcesListChanged {
 			}
 			n, _, _ := cn.reg.SubscriptionStats()
 			require.Equal(t, 1, n, "subscriptions")

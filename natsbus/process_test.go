@@ -102,7 +102,7 @@ func TestServerProcessRestart(t *testing.T) {
 				select {
 				case <-stop:
 					return
-				case <-time.After(10 * time.Millisecond): // a pace, not an assertion
+				case <-time.After(10 * time.Millisecond): // real clock (a NATS server process): a pace, not an assertion
 				}
 			}
 		})

@@ -41,7 +41,7 @@ func (in inbox) nextBefore(t *testing.T, deadline time.Time) subscribe.Change {
 	case c := <-in:
 		c.Sent = time.Time{}
 		return c
-	case <-time.After(time.Until(deadline)):
+	case <-time.After(time.Until(deadline)): // real Postgres, real clock: the deadline is the "within 5 s of Postgres being back"
 		t.Fatal("no change arrived in time")
 		panic("unreachable")
 	}

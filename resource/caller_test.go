@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpres/mcpres/resource"
@@ -39,25 +40,29 @@ func (s *adapterSession) Updated(_ context.Context, uri string) error {
 	return nil
 }
 
-// awaitUpdate returns the next URI s is told of, failing t after 5 s.
+// awaitUpdate returns the URI s is told of once a window has passed on
+// synctest's clock, failing t if it is told of none.
 func (s *adapterSession) awaitUpdate(t *testing.T) string {
 	t.Helper()
+	settle()
 	select {
 	case uri := <-s.updates:
 		return uri
-	case <-time.After(5 * time.Second):
-		t.Fatal("no resources/updated within 5 s")
+	default:
+		t.Fatal("no resources/updated within a window")
 		return ""
 	}
 }
 
-// assertNoUpdate fails t if s is told of anything within 200 ms.
+// assertNoUpdate fails t if s is told of anything within a window on
+// synctest's clock.
 func (s *adapterSession) assertNoUpdate(t *testing.T) {
 	t.Helper()
+	settle()
 	select {
 	case uri := <-s.updates:
 		t.Fatalf("resources/updated of %q, want none", uri)
-	case <-time.After(200 * time.Millisecond):
+	default:
 	}
 }
 
@@ -67,6 +72,9 @@ func callerRegistry(t *testing.T, opts *resource.Options) *resource.Registry {
 		opts = &resource.Options{}
 	}
 	opts.Logger = quietLogger()
+	if opts.Subscriptions.Window == 0 {
+		opts.Subscriptions.Window = testWindow
+	}
 	reg := newRegistry(t, opts)
 	require.NoError(t, reg.Add(&mcp.Resource{URI: "test://a", Name: "a", MIMEType: "text/plain"},
 		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -98,31 +106,37 @@ func TestCallerNotFoundCodeByVersion(t *testing.T) {
 
 func TestCallerSubscriptionNotified(t *testing.T) {
 	t.Parallel()
-	reg := callerRegistry(t, nil)
-	s := newAdapterSession("s1")
-	ctx := resource.WithCaller(context.Background(), resource.Caller{ProtocolVersion: "2025-11-25", Session: s})
-	require.NoError(t, subscribeAs(ctx, reg, "test://a"))
-	n, sessions, uris := reg.SubscriptionStats()
-	assert.Equal(t, [3]int{1, 1, 1}, [3]int{n, sessions, uris})
+	synctest.Test(t, func(t *testing.T) {
+		reg := callerRegistry(t, nil)
+		s := newAdapterSession("s1")
+		ctx := resource.WithCaller(context.Background(), resource.Caller{ProtocolVersion: "2025-11-25", Session: s})
+		require.NoError(t, subscribeAs(ctx, reg, "test://a"))
+		n, sessions, uris := reg.SubscriptionStats()
+		assert.Equal(t, [3]int{1, 1, 1}, [3]int{n, sessions, uris})
 
-	require.NoError(t, reg.Changed("test://a"))
-	assert.Equal(t, "test://a", s.awaitUpdate(t))
+		require.NoError(t, reg.Changed("test://a"))
+		assert.Equal(t, "test://a", s.awaitUpdate(t))
 
-	require.NoError(t, reg.Unsubscribe(ctx, &mcp.UnsubscribeRequest{Params: &mcp.UnsubscribeParams{URI: "test://a"}}))
-	n, _, _ = reg.SubscriptionStats()
-	assert.Zero(t, n, "subscriptions after Unsubscribe")
-	require.NoError(t, reg.Changed("test://a"))
-	s.assertNoUpdate(t)
+		require.NoError(t, reg.Unsubscribe(ctx, &mcp.UnsubscribeRequest{Params: &mcp.UnsubscribeParams{URI: "test://a"}}))
+		n, _, _ = reg.SubscriptionStats()
+		assert.Zero(t, n, "subscriptions after Unsubscribe")
+		require.NoError(t, reg.Changed("test://a"))
+		s.assertNoUpdate(t)
+	})
 }
 
 func TestCallerSessionEnds(t *testing.T) {
 	t.Parallel()
-	reg := callerRegistry(t, nil)
-	s := newAdapterSession("s1")
-	ctx := resource.WithCaller(context.Background(), resource.Caller{ProtocolVersion: "2026-07-28", Session: s})
-	require.NoError(t, subscribeAs(ctx, reg, "test://a"))
-	s.end()
-	require.Eventually(t, func() bool { n, _, _ := reg.SubscriptionStats(); return n == 0 }, 5*time.Second, time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		reg := callerRegistry(t, nil)
+		s := newAdapterSession("s1")
+		ctx := resource.WithCaller(context.Background(), resource.Caller{ProtocolVersion: "2026-07-28", Session: s})
+		require.NoError(t, subscribeAs(ctx, reg, "test://a"))
+		s.end()
+		synctest.Wait() // the registry watches Done
+		n, _, _ := reg.SubscriptionStats()
+		assert.Zero(t, n, "subscriptions after the session ended")
+	})
 }
 
 func TestCallerWithoutSessionRefused(t *testing.T) {
@@ -138,52 +152,52 @@ func TestCallerWithoutSessionRefused(t *testing.T) {
 
 func TestCallerAuthorizerAskedAgain(t *testing.T) {
 	t.Parallel()
-	var allowed atomic.Bool
-	allowed.Store(true)
-	reg := callerRegistry(t, &resource.Options{
-		Identity: func(ctx context.Context, _ mcp.Request) string { return "alice" },
-		Authorize: func(_ context.Context, a resource.Access) error {
-			if !allowed.Load() || a.Identity != "alice" {
-				return resource.ErrDenied
-			}
-			return nil
-		},
-	})
-	s := newAdapterSession("s1")
-	ctx := resource.WithCaller(context.Background(), resource.Caller{ProtocolVersion: "2025-11-25", Session: s})
-	require.NoError(t, subscribeAs(ctx, reg, "test://a"))
-	require.NoError(t, reg.Changed("test://a"))
-	assert.Equal(t, "test://a", s.awaitUpdate(t))
+	synctest.Test(t, func(t *testing.T) {
+		var allowed atomic.Bool
+		allowed.Store(true)
+		reg := callerRegistry(t, &resource.Options{
+			Identity: func(ctx context.Context, _ mcp.Request) string { return "alice" },
+			Authorize: func(_ context.Context, a resource.Access) error {
+				if !allowed.Load() || a.Identity != "alice" {
+					return resource.ErrDenied
+				}
+				return nil
+			},
+		})
+		s := newAdapterSession("s1")
+		ctx := resource.WithCaller(context.Background(), resource.Caller{ProtocolVersion: "2025-11-25", Session: s})
+		require.NoError(t, subscribeAs(ctx, reg, "test://a"))
+		require.NoError(t, reg.Changed("test://a"))
+		assert.Equal(t, "test://a", s.awaitUpdate(t))
 
-	allowed.Store(false)
-	time.Sleep(150 * time.Millisecond) // past the window
-	require.NoError(t, reg.Changed("test://a"))
-	s.assertNoUpdate(t)
+		allowed.Store(false)
+		require.NoError(t, reg.Changed("test://a"))
+		s.assertNoUpdate(t)
+	})
 }
 
 func TestAttachListChanged(t *testing.T) {
 	t.Parallel()
-	reg := newRegistry(t, &resource.Options{Logger: quietLogger(), ListChangedDelay: time.Millisecond})
-	told := make(chan struct{}, 16)
-	detach := reg.Attach(func() { told <- struct{}{} })
-	add := func(uri string) {
-		require.NoError(t, reg.Add(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return nil, resource.ErrNotFound
-		}))
-	}
-	add("test://one")
-	select {
-	case <-told:
-	case <-time.After(5 * time.Second):
-		t.Fatal("list change not told within 5 s")
-	}
-	detach()
-	add("test://two")
-	select {
-	case <-told:
-		t.Fatal("list change told after detach")
-	case <-time.After(200 * time.Millisecond):
-	}
+	synctest.Test(t, func(t *testing.T) {
+		reg := newRegistry(t, &resource.Options{Logger: quietLogger(), ListChangedDelay: time.Millisecond})
+		told := make(chan struct{}, 16)
+		detach := reg.Attach(func() { told <- struct{}{} })
+		add := func(uri string) {
+			require.NoError(t, reg.Add(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return nil, resource.ErrNotFound
+			}))
+		}
+		add("test://one")
+		time.Sleep(time.Millisecond) // ListChangedDelay, on synctest's clock
+		synctest.Wait()
+		assert.Len(t, told, 1, "list change told once")
+		<-told
+		detach()
+		add("test://two")
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		assert.Empty(t, told, "list change told after detach")
+	})
 }
 
 func TestCallerListenCap(t *testing.T) {

@@ -204,7 +204,7 @@ func legit(b *testing.B, t *target, ready chan<- struct{}, stop, done <-chan str
 			return lat
 		}
 		lat = append(lat, time.Since(start))
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // real clock: the legitimate client's pace against a server process, measured, not asserted
 	}
 }
 
@@ -236,7 +236,7 @@ func measure(b *testing.B, caps string, attack func(t *target) (granted int, han
 		if after = t.stats(b); after.Subscriptions == rest.Subscriptions && after.Sessions <= rest.Sessions {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // real clock: polling another process's /stats until it has dropped what the attacker held
 	}
 	close(done)
 	wg.Wait()

@@ -56,6 +56,8 @@ func startEnv(t *testing.T, addr string, env []string, bin string, args ...strin
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
+	// Real clock: a server process we did not write says nothing when it
+	// listens, so its port is polled.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()

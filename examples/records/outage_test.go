@@ -247,7 +247,7 @@ func (o *outageRun) change(src, id int, phase string) rowChange {
 			}
 			require.Less(t, attempt, 20, "update_row through %s: %s", c.via, toolError(err, res))
 			t.Logf("update_row through %s failed, again in 100 ms: %s", c.via, toolError(err, res))
-			time.Sleep(100 * time.Millisecond) // a pace between attempts, not an assertion
+			time.Sleep(100 * time.Millisecond) // real clock (replica processes, real Postgres): a pace between attempts, not an assertion
 		}
 	}
 	o.changes = append(o.changes, c)
@@ -279,7 +279,7 @@ func (o *outageRun) sqlWhenUp(id int) (wait func()) {
 				close(done)
 				return
 			}
-			time.Sleep(10 * time.Millisecond) // a pace between attempts
+			time.Sleep(10 * time.Millisecond) // real clock (Postgres coming back): a pace between attempts
 		}
 	}()
 	return func() {
@@ -333,7 +333,7 @@ func (o *outageRun) afterReturn(back time.Time, first int) {
 		if settledAt >= 0 && k >= settledAt+sources {
 			break
 		}
-		time.Sleep(streamPace) // a pace, not an assertion
+		time.Sleep(streamPace) // real clock (replica processes): a pace, not an assertion
 	}
 	var finals []rowChange
 	for src := range sources {
@@ -349,7 +349,7 @@ func (o *outageRun) afterReturn(back time.Time, first int) {
 	// asks for within a second of its first as one more when that second
 	// ends (resource/bus.go): wait that out, so that the count below has
 	// them all.
-	time.Sleep(time.Until(o.back.Add(2 * time.Second)))
+	time.Sleep(time.Until(o.back.Add(2 * time.Second))) // real clock: the replicas are processes
 	marker := o.change(0, markerRow, "marker")
 	for _, w := range o.big {
 		w.await(t, "the marker change", func() bool { return w.told(marker) })
