@@ -140,23 +140,41 @@ func (a *adapter) beforeList(ctx context.Context, _ any, req *mcp.ListResourcesR
 		Params: &sdk.ListResourcesParams{Cursor: string(req.Params.Cursor)},
 		Extra:  extra(req.Header),
 	})
+	a.hold(req, &req.Params.Cursor, res, err)
+}
+
+// hold keeps res, the registry's page for the list request req, for
+// its after hook, and has mcp-go list its own from the start (the cursor
+// at *cursor cleared); if the registry refused the request (err), it
+// sets *cursor to one mcp-go refuses instead.
+func (a *adapter) hold(req any, cursor *mcp.Cursor, res any, err error) {
 	if err != nil {
-		req.Params.Cursor = refusedCursor
+		*cursor = refusedCursor
 		return
 	}
-	a.pages.Store(req, &page{cursor: req.Params.Cursor, res: res})
-	req.Params.Cursor = ""
+	a.pages.Store(req, &page{cursor: *cursor, res: res})
+	*cursor = ""
+}
+
+// take returns the page hold kept for req, and puts its cursor back at
+// *cursor; ok is false if there is none.
+func (a *adapter) take(req any, cursor *mcp.Cursor) (res any, ok bool) {
+	v, ok := a.pages.LoadAndDelete(req)
+	if !ok {
+		return nil, false
+	}
+	p := v.(*page)
+	*cursor = p.cursor
+	return p.res, true
 }
 
 // afterList answers req with the registry's page in place of mcp-go's.
 func (a *adapter) afterList(ctx context.Context, _ any, req *mcp.ListResourcesRequest, result *mcp.ListResourcesResult) {
-	v, ok := a.pages.LoadAndDelete(req)
+	held, ok := a.take(req, &req.Params.Cursor)
 	if !ok {
 		return
 	}
-	p := v.(*page)
-	req.Params.Cursor = p.cursor
-	res := p.res.(*sdk.ListResourcesResult)
+	res := held.(*sdk.ListResourcesResult)
 	*result = mcp.ListResourcesResult{Resources: resources(res.Resources)}
 	result.NextCursor = mcp.Cursor(res.NextCursor)
 	result.Meta = meta(res.Meta)
@@ -171,23 +189,16 @@ func (a *adapter) beforeTemplates(ctx context.Context, _ any, req *mcp.ListResou
 		Params: &sdk.ListResourceTemplatesParams{Cursor: string(req.Params.Cursor)},
 		Extra:  extra(req.Header),
 	})
-	if err != nil {
-		req.Params.Cursor = refusedCursor
-		return
-	}
-	a.pages.Store(req, &page{cursor: req.Params.Cursor, res: res})
-	req.Params.Cursor = ""
+	a.hold(req, &req.Params.Cursor, res, err)
 }
 
 // afterTemplates is afterList for resources/templates/list.
 func (a *adapter) afterTemplates(ctx context.Context, _ any, req *mcp.ListResourceTemplatesRequest, result *mcp.ListResourceTemplatesResult) {
-	v, ok := a.pages.LoadAndDelete(req)
+	held, ok := a.take(req, &req.Params.Cursor)
 	if !ok {
 		return
 	}
-	p := v.(*page)
-	req.Params.Cursor = p.cursor
-	res := p.res.(*sdk.ListResourceTemplatesResult)
+	res := held.(*sdk.ListResourceTemplatesResult)
 	*result = mcp.ListResourceTemplatesResult{ResourceTemplates: a.resourceTemplates(res.ResourceTemplates)}
 	result.NextCursor = mcp.Cursor(res.NextCursor)
 	result.Meta = meta(res.Meta)
