@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/resource/internal/delivery"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -67,38 +66,6 @@ const CodeLegacyResourceNotFound = -32002
 // Implementations MUST NOT emit any code from this sub-range that is not
 // defined by this specification".
 const CodeRateLimited = 429
-
-// originRefusal is the body of the HTTP 403 that refuses a request for
-// its Origin header (origin.go): a JSON-RPC error response without id,
-// as the transport allows ("The HTTP response body MAY comprise a
-// JSON-RPC error response that has no id", 2025-11-25 and 2026-07-28,
-// transports). The specification names no code for it. -32600 Invalid
-// Request is JSON-RPC's code for a request the server does not take as
-// sent: the refusal is of the whole HTTP request, decided before its
-// body is read, so it is no method's or params' error (-32601, -32602);
-// -32020 HeaderMismatch (2026-07-28) is for mirrored headers, with 400;
-// and an implementation-defined code (-32000 to -32099) would tell a
-// client nothing.
-var originRefusal, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.Error{
-	Code:    jsonrpc.CodeInvalidRequest,
-	Message: "Forbidden: the Origin header names an origin this server does not accept",
-}})
-
-// headerMismatch is the body of the HTTP 400 that refuses a request for
-// its request-metadata headers (metadata.go): a JSON-RPC error -32020
-// HeaderMismatch, with the request's id (none if id is the zero ID), and
-// err's message. It is the code the transport defines for it: "Servers
-// MUST reject requests with a 400 Bad Request HTTP status and JSON-RPC
-// error code -32020 (HeaderMismatch) if any validation fails" (2026-07-28,
-// transports), and the code go-sdk sends for the checks it makes itself.
-// The request is one of 2026-07-28: its header or its _meta says so.
-func headerMismatch(id jsonrpc.ID, err error) []byte {
-	data, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
-		Code:    protocol.CodeHeaderMismatch,
-		Message: err.Error(),
-	}})
-	return data
-}
 
 // A failure is why a step stopped a call. Its fields other than decision
 // are set as the decision needs them.

@@ -163,7 +163,6 @@ func mount(s *mcp.Server, r *Registry) {
 	s.AddReceivingMiddleware(r.middleware)
 	s.AddSendingMiddleware(r.sendingMiddleware)
 	r.delivery.Mount(s)
-	registries.Store(s, r)
 	announce(s, r.readViaMarker)
 }
 
@@ -218,11 +217,9 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// Pass the listen on, for Subscribe to find its token.
 			ctx = context.WithValue(ctx, listenKey{}, q)
 			if r.opts.Observer != nil {
-				return r.observeListen(ctx, method, q, func(ctx context.Context, method string, _ mcp.Request) (mcp.Result, error) {
-					return r.cappedListen(ctx, method, q, next)
-				})
+				return r.observeListen(ctx, method, q, next)
 			}
-			return r.cappedListen(ctx, method, q, next)
+			return next(ctx, method, q)
 		case *mcp.CompleteRequest:
 			if q.Params != nil && q.Params.Ref != nil && q.Params.Ref.Type == "ref/resource" {
 				return result(r.Complete(ctx, q))

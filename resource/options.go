@@ -192,9 +192,6 @@ type Options struct {
 	MIME MIMEPolicy
 	// Subscriptions configures resources/subscribe (see Registry.Subscribe).
 	Subscriptions SubscriptionOptions
-	// Sessions caps the stateful sessions NewHTTPHandler opens for this
-	// registry's servers.
-	Sessions SessionOptions
 	// ListChangedDelay is how long changes are gathered before mounted
 	// servers send notifications/resources/list_changed: a burst of any
 	// number of changes within it yields one notification. Zero means

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpres/mcpres/internal/clientaddr"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 )
@@ -16,7 +18,7 @@ import (
 //
 // A caller is who Options.RateKey names, by default (DefaultRateKey) the
 // caller's identity (Options.Identity), else the client's address (see
-// WithClientAddress), whatever session or transport its requests come
+// serve.ClientAddress), whatever session or transport its requests come
 // by; anonymous callers the server cannot tell apart share one budget.
 //
 // A refused request is answered with CodeRateLimited, message "Rate limit
@@ -115,15 +117,15 @@ func (l *limiter) sweep(now time.Time) {
 // DefaultRateKey names whose rate budget a request spends (see
 // Options.RateKey): the caller's identity when there is one, so that a
 // caller who opens new sessions, or sends stateless requests, keeps the
-// budget it has; else the client's address, if WithClientAddress recorded
-// one in ctx; else "", one budget shared by every anonymous caller the
-// server cannot tell apart. Sessions are not counted on their own: a
+// budget it has; else the client's address, if the HTTP edge recorded
+// one in ctx (see serve.ClientAddress); else "", one budget shared by
+// every anonymous caller the server cannot tell apart. Sessions are not counted on their own: a
 // client opens a new one at will.
 func DefaultRateKey(ctx context.Context, req mcp.Request, identity string) string {
 	if identity != "" {
 		return "identity:" + identity
 	}
-	if addr := ClientAddress(ctx); addr != "" {
+	if addr := clientaddr.From(ctx); addr != "" {
 		return "address:" + addr
 	}
 	return ""

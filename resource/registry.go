@@ -124,7 +124,6 @@ type Registry struct {
 	// delivery holds the subscriptions and takes changes to the sessions
 	// that watch them (package delivery's doc lists the steps).
 	delivery         *delivery.Delivery[Access]
-	listens          callerCount   // open 2026-07-28 listen streams by caller
 	refusals         burst.Counter // refusals for a cap, logged once a burst
 	resyncs          atomic.Uint64 // subscribe.Resync received
 	resyncedURIs     atomic.Uint64 // URIs notified for them
@@ -200,11 +199,5 @@ func (r *Registry) Close() error {
 		r.resyncTimer.Stop()
 	}
 	r.resyncMu.Unlock()
-	registries.Range(func(s, mounted any) bool {
-		if mounted == r {
-			registries.Delete(s)
-		}
-		return true
-	})
 	return nil
 }

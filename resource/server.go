@@ -187,24 +187,16 @@ func (r *Registry) Attach(listChanged func()) (detach func()) {
 
 // Listen opens, for an adapter (see WithCaller), a 2026-07-28
 // subscriptions/listen stream of the caller ctx names, as go-sdk's
-// servers open theirs: it counts the stream against
-// SubscriptionOptions.MaxListensPerCaller, refusing one over it with
-// -32602 (logged at Warn, once a burst), and, with an Observer, opens
-// the listen's Call. It returns the context in which to subscribe the
-// stream's resources (Subscribe, with the stream's Session), so that
-// each is a call within the listen's, and end, to call when the stream
-// ends: it gives the stream back and ends the Call. end may be called
-// more than once; only the first counts. After a refusal there is
-// nothing to end.
+// servers open theirs: with an Observer, it opens the listen's Call. It
+// returns the context in which to subscribe the stream's resources
+// (Subscribe, with the stream's Session), so that each is a call within
+// the listen's, and end, to call when the stream ends. end may be called
+// more than once; only the first counts. The HTTP edge (package serve)
+// caps the listen streams a caller holds open. err is always nil; it is
+// kept for a refusal the registry may make.
 func (r *Registry) Listen(ctx context.Context, req *mcp.SubscriptionsListenRequest) (listenCtx context.Context, end func(), err error) {
 	if req == nil {
 		req = &mcp.SubscriptionsListenRequest{}
-	}
-	caller := r.callerOf(ctx, req)
-	max := r.opts.Subscriptions.MaxListensPerCaller
-	if !r.listens.take(caller, max) {
-		r.capped(ctx, "listen streams per caller", caller, max)
-		return ctx, func() {}, invalidParams("cannot listen: this caller holds %d subscriptions/listen streams open, the most it may; close one first", max)
 	}
 	c := call{ctx: ctx, op: OpSubscribe, method: protocol.MethodListen, req: req}
 	if r.opts.Observer != nil {
@@ -215,7 +207,6 @@ func (r *Registry) Listen(ctx context.Context, req *mcp.SubscriptionsListenReque
 		r.observe(&c)
 	}
 	return c.ctx, sync.OnceFunc(func() {
-		r.listens.give(caller)
 		if c.obs != nil {
 			r.observeEnd(&c, DecisionAllowed, nil)
 		}

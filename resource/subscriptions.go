@@ -31,11 +31,6 @@ type SubscriptionOptions struct {
 	// is refused with -32602. Zero means DefaultMaxSubscriptions
 	// (100,000); subscribe.NoLimit sets no cap; negative is refused.
 	Max int
-	// MaxListensPerCaller caps the 2026-07-28 subscriptions/listen
-	// streams one caller holds open at once; one beyond it is refused with
-	// -32602. Zero means DefaultMaxListensPerCaller (16);
-	// subscribe.NoLimit sets no cap; negative is refused.
-	MaxListensPerCaller int
 	// Window is the shortest time between two notifications of one URI
 	// (see subscribe.Options.Window): a change to a URI after a quiet
 	// spell is notified at once, and any number of Changed calls for it

@@ -14,6 +14,8 @@ import (
 
 	"github.com/mcpres/mcpres/internal/origin"
 	"github.com/mcpres/mcpres/resource"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The defaults of Options, for a server reachable by clients it does not
@@ -50,13 +52,24 @@ const (
 	// server stops. Their requests' contexts are cancelled first, so a
 	// handler that watches its context returns at once.
 	DefaultShutdownTimeout = 2 * time.Second
+	// DefaultMaxBodyBytes caps a request's body, as go-sdk does.
+	DefaultMaxBodyBytes = mcp.DefaultMaxRequestBodyBytes
+	// DefaultMaxSessionsPerCaller caps the stateful sessions (clients
+	// before 2026-07-28) one caller holds open at once.
+	DefaultMaxSessionsPerCaller = 100
+	// DefaultMaxSessions caps the stateful sessions of every caller
+	// together.
+	DefaultMaxSessions = 10_000
+	// DefaultMaxListensPerCaller caps the 2026-07-28
+	// subscriptions/listen streams one caller holds open at once.
+	DefaultMaxListensPerCaller = 16
 )
 
-// Options configures the HTTP server. A nil *Options, like the zero
-// value, means every default. Zero fields mean the default their comment
-// names; negative ones are refused, not guessed at. No limit can be
-// turned off here: to do so, change the field of the http.Server that
-// NewServer returns.
+// Options configures the edge and the HTTP server. A nil *Options, like
+// the zero value, means every default. Zero fields mean the default their
+// comment names; negative ones are refused, not guessed at, but for
+// KeepAlive. No limit can be turned off here: to lift one of the
+// http.Server's, change the field of the server NewServer returns.
 type Options struct {
 	// Path is the URL path of the MCP endpoint: it begins with '/', and
 	// holds no '?' or '#'. Requests to any other path get 404. "" means
@@ -87,25 +100,48 @@ type Options struct {
 	// response streamed as events) may stay quiet before it gets an SSE
 	// comment, so that a proxy or load balancer in front does not close
 	// it as idle: keep it below the shortest idle timeout between the
-	// server and its clients. Zero means resource.DefaultKeepAlive (25 s).
-	// To turn the comments off, Wrap the handler with
-	// resource.WithKeepAlive(h, -1).
+	// server and its clients. Zero means DefaultKeepAlive (25 s); negative
+	// turns the comments off.
 	KeepAlive time.Duration
-	// Logger receives the URL Serve serves, at Info, each request refused
-	// for its Origin header, at Debug, and net/http's own errors
-	// (http.Server.ErrorLog), at Error. Nil means slog.Default().
+	// MaxBodyBytes caps a request's body; a longer one gets 413. Zero
+	// means DefaultMaxBodyBytes (4 MiB).
+	MaxBodyBytes int64
+	// MaxSessionsPerCaller caps the stateful sessions one caller holds
+	// open; a request that would open one more gets 429. Zero means
+	// DefaultMaxSessionsPerCaller.
+	MaxSessionsPerCaller int
+	// MaxSessions caps the stateful sessions of every caller together; a
+	// request that would open one more gets 503. Zero means
+	// DefaultMaxSessions.
+	MaxSessions int
+	// MaxListensPerCaller caps the subscriptions/listen streams one caller
+	// holds open; one more is refused with -32602. Zero means
+	// DefaultMaxListensPerCaller.
+	MaxListensPerCaller int
+	// ClientAddressHeader names the header that holds the client's
+	// address, such as "X-Forwarded-For": the last address in it is the
+	// client's. Set it only behind a proxy that appends it, for a client
+	// can send any header. "" means the connection's remote address.
+	ClientAddressHeader string
+	// Registry, if not nil, names each request's caller for the caps as
+	// its rate limits do (resource.Registry.CallerOf). Nil names a caller
+	// by its verified token, else its address.
+	Registry *resource.Registry
+	// Logger receives the URL Serve serves, at Info, each refusal of the
+	// edge, at Debug (a client's mistake) or Warn (a cap), and net/http's
+	// own errors (http.Server.ErrorLog), at Error. Nil means
+	// slog.Default().
 	Logger *slog.Logger
-	// Wrap, if not nil, wraps the endpoint's handler: authentication, or
-	// resource.WithClientAddress, say. Requests to other paths never
-	// reach it, nor requests refused for their Origin header. Nil means
-	// none.
+	// Wrap, if not nil, wraps the handler behind the edge:
+	// authentication, say. The caps are inside it, so that they see the
+	// identity it verified. Requests to other paths never reach it, nor
+	// requests the edge refused. Nil means none.
 	Wrap func(http.Handler) http.Handler
 	// AllowedOrigins lists the origins of the web pages allowed to call
 	// the endpoint besides its own, each "scheme://host[:port]" as a
 	// browser sends it in the Origin header, such as
 	// "https://app.example.com". A request whose Origin header is
-	// another origin, or not an origin ("null", say), gets 403 (see
-	// resource.CheckOrigin). A request without the header, from a client
+	// another origin, or not an origin ("null", say), gets 403. A request without the header, from a client
 	// that is not a browser, passes. Nil means the endpoint's own origin
 	// only: that of the Host header, which a proxy in front may rewrite
 	// (list the public origin then). An entry that is not an origin is an
@@ -143,14 +179,24 @@ func (o *Options) withDefaults() (Options, error) {
 		{"IdleTimeout", c.IdleTimeout},
 		{"SessionTimeout", c.SessionTimeout},
 		{"ShutdownTimeout", c.ShutdownTimeout},
-		{"KeepAlive", c.KeepAlive},
 	} {
 		if d.value < 0 {
 			bad(d.field, fmt.Errorf("negative duration %v", d.value))
 		}
 	}
-	if c.MaxHeaderBytes < 0 {
-		bad("MaxHeaderBytes", fmt.Errorf("negative size %d", c.MaxHeaderBytes))
+	for _, n := range []struct {
+		field string
+		value int64
+	}{
+		{"MaxHeaderBytes", int64(c.MaxHeaderBytes)},
+		{"MaxBodyBytes", c.MaxBodyBytes},
+		{"MaxSessionsPerCaller", int64(c.MaxSessionsPerCaller)},
+		{"MaxSessions", int64(c.MaxSessions)},
+		{"MaxListensPerCaller", int64(c.MaxListensPerCaller)},
+	} {
+		if n.value < 0 {
+			bad(n.field, fmt.Errorf("negative number %d", n.value))
+		}
 	}
 	if _, err := origin.NewPolicy(c.AllowedOrigins, "serve: Options.AllowedOrigins"); err != nil {
 		errs = append(errs, err)
@@ -165,7 +211,11 @@ func (o *Options) withDefaults() (Options, error) {
 	c.MaxHeaderBytes = cmp.Or(c.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	c.SessionTimeout = cmp.Or(c.SessionTimeout, DefaultSessionTimeout)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
-	c.KeepAlive = cmp.Or(c.KeepAlive, resource.DefaultKeepAlive)
+	c.KeepAlive = cmp.Or(c.KeepAlive, DefaultKeepAlive)
+	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
+	c.MaxSessionsPerCaller = cmp.Or(c.MaxSessionsPerCaller, DefaultMaxSessionsPerCaller)
+	c.MaxSessions = cmp.Or(c.MaxSessions, DefaultMaxSessions)
+	c.MaxListensPerCaller = cmp.Or(c.MaxListensPerCaller, DefaultMaxListensPerCaller)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	return c, nil
 }

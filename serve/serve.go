@@ -1,38 +1,32 @@
-// Package serve serves an MCP server over streamable HTTP, as a server
-// reachable by clients it does not trust needs it. ListenAndServe is the
-// one call most servers make:
+// Package serve is the HTTP edge of an MCP server: the rules a server
+// reachable by clients it does not trust needs, in front of any handler
+// of the streamable HTTP transport. ListenAndServe is the one call most
+// go-sdk servers make; Guard puts the same edge in front of another
+// handler (mark3labs/mcp-go's, say).
 //
-//   - one endpoint, /mcp by default, serves clients of every protocol
-//     version with their notifications (resource.NewHTTPHandler); every
-//     other path is 404;
-//   - a 2026-07-28 request ends with its HTTP request: when the client
-//     cancels it or hangs up, the handler's context is cancelled;
-//   - the sessions of older clients that went away are reclaimed
-//     (SessionTimeout);
-//   - a request from a web page of another origin (its Origin header)
-//     is refused with 403, unless AllowedOrigins lists that origin;
-//     clients that are not browsers send no Origin, and pass. A page
-//     that reaches the server through DNS rebinding names the server's
-//     own host as its origin: go-sdk refuses it on loopback addresses,
-//     elsewhere require authentication (see docs/security.md);
-//   - a 2026-07-28 request whose Mcp-Protocol-Version, Mcp-Method or
-//     Mcp-Name header does not match its body gets 400 and -32020
-//     HeaderMismatch (resource.NewHTTPHandler);
-//   - event streams carry X-Accel-Buffering: no, and an SSE comment
-//     once quiet for KeepAlive, so that a proxy or load balancer in front
-//     neither buffers them nor closes a stream that waits for changes as
-//     idle;
-//   - slow or oversized requests are cut off (ReadHeaderTimeout,
-//     ReadTimeout, MaxHeaderBytes), idle connections closed (IdleTimeout);
-//   - when the context ends, the server stops: requests in flight (event
-//     streams included) are cancelled, and their handlers given up to
-//     ShutdownTimeout to return.
+// The edge, for every method of every protocol era:
 //
-// Handler and NewServer are its parts, for a server that mounts the
-// endpoint in a mux of its own, or serves TLS.
+//   - refuses a page of another origin (403), and answers CORS for the
+//     origins allowed (Options.AllowedOrigins);
+//   - records each request's client address, so that the caps and the
+//     registry's rate limits tell anonymous callers apart;
+//   - bounds a request's body in size (413) and time;
+//   - refuses a request whose Mcp-Protocol-Version, Mcp-Method or
+//     Mcp-Name header does not match its body (400, -32020
+//     HeaderMismatch);
+//   - gives event streams X-Accel-Buffering: no, and an SSE comment once
+//     quiet, so that proxies neither buffer nor close them;
+//   - caps the sessions and listen streams each caller, and all callers
+//     together, hold open.
 //
-// The rules of the HTTP edge live here, so that every server built on
-// mcpres gets each new one by upgrading.
+// Handler adds an endpoint path and go-sdk's handler for every era
+// (NewGoSDKHandler). NewServer adds an http.Server's limits on headers
+// and idle connections. Serve and ListenAndServe add a clean shutdown.
+// docs/security.md says what each rule holds off.
+//
+// The package is named for what it does for a user: serve an MCP server
+// over HTTP. The registry (package resource) speaks MCP; everything HTTP
+// is here.
 package serve
 
 import (
@@ -42,17 +36,13 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/mcpres/mcpres/resource"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Handler returns the handler of server's endpoint: at opts.Path,
-// resource.NewHTTPHandler serves clients of every protocol version, with
-// opts.SessionTimeout, request cancellation on stateless HTTP, and a
-// comment on each event stream quiet for opts.KeepAlive, behind
-// opts.Wrap, behind the check of the Origin header (opts.AllowedOrigins;
-// refusals logged to opts.Logger at Debug); every other path gets 404.
-// opts may be nil.
+// NewGoSDKHandler serves clients of every protocol version behind Guard;
+// every other path gets 404. A 2026-07-28 request is cancelled when its
+// HTTP request ends. opts may be nil.
 //
 // Handler returns an error for a nil server, invalid options, or a Wrap
 // that returns nil.
@@ -72,31 +62,16 @@ func (o *Options) handler(server *mcp.Server) (http.Handler, error) {
 	if server == nil {
 		return nil, errNilServer
 	}
-	// Clients of 2025-06-18 and 2025-11-25 get a session, and their
-	// notifications on its GET stream; 2026-07-28 clients need no
-	// session, and get theirs on their subscriptions/listen streams.
-	h := resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
-		SessionTimeout: o.SessionTimeout,
+	h, err := o.guard(NewGoSDKHandler(server, &mcp.StreamableHTTPOptions{
+		SessionTimeout:      o.SessionTimeout,
+		MaxRequestBodyBytes: o.MaxBodyBytes,
 		// A 2026-07-28 request ends with its HTTP request. Clients of
 		// older protocols cancel a request with notifications/cancelled,
 		// in their session, which does the same.
 		PropagateRequestCancellation: true,
-	})
-	if o.Wrap != nil {
-		if h = o.Wrap(h); h == nil {
-			return nil, errors.New("serve: Options.Wrap returned a nil handler")
-		}
-	}
-	// Event streams get a comment once quiet for o.KeepAlive. Outside
-	// Wrap, so that a WithKeepAlive in Wrap, nearer the streams, decides.
-	h = resource.WithKeepAlive(h, o.KeepAlive)
-	// Web pages of other origins are refused before Wrap sees them (with
-	// 403, not a 401 of its authentication), and refusals logged to
-	// o.Logger; the check of resource.NewHTTPHandler passes what this one
-	// passed.
-	h, err := resource.CheckOrigin(h, &resource.OriginOptions{Allowed: o.AllowedOrigins, Logger: o.Logger})
+	}))
 	if err != nil {
-		return nil, err // withDefaults checked AllowedOrigins
+		return nil, err
 	}
 	return &endpoint{path: o.Path, h: h}, nil
 }

@@ -40,6 +40,7 @@ import (
 	"github.com/mcpres/mcpres/natsbus"
 	"github.com/mcpres/mcpres/pgbus"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 	"github.com/mcpres/mcpres/subscribe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	natsserver "github.com/nats-io/nats-server/v2/server"
@@ -234,7 +235,7 @@ func newReplica(bus subscribe.Bus, window time.Duration) (*replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	hs := &http.Server{Handler: resource.NewHTTPHandler(server, nil)}
+	hs := &http.Server{Handler: serve.NewGoSDKHandler(server, nil)}
 	go hs.Serve(ln)
 	return &replica{reg: reg, url: "http://" + ln.Addr().String(), close: func() { hs.Close(); reg.Close() }}, nil
 }

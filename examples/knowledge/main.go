@@ -632,15 +632,15 @@ func httpOptions(tokens *tokenSet, logger *slog.Logger) (*serve.Options, error) 
 	opts := &serve.Options{
 		Logger: logger,
 		Wrap: func(h http.Handler) http.Handler {
-			if tokens != nil {
-				// Every request of a session carries the token; go-sdk
-				// refuses a session's requests made with another user's.
-				h = tokens.requireToken(h)
-			}
+			// Every request of a session carries the token; go-sdk
+			// refuses a session's requests made with another user's.
 			// Rate budgets (-read-rate) follow the caller: a token's
-			// user, or an anonymous client's address, whatever session
-			// it uses.
-			return resource.WithClientAddress(h, "")
+			// user, or an anonymous client's address, which the edge
+			// records.
+			if tokens == nil {
+				return h
+			}
+			return tokens.requireToken(h)
 		},
 	}
 	if v := os.Getenv("KNOWLEDGE_READ_HEADER_TIMEOUT"); v != "" {

@@ -224,3 +224,62 @@ func ID(body []byte) jsonrpc.ID {
 	}
 	return jsonrpc.ID{}
 }
+
+// The reasons Mirrored refuses a request.
+var (
+	errNoMethod = errors.New("header mismatch: the Mcp-Method header is required")
+	errMethod   = errors.New("header mismatch: the Mcp-Method header does not match the request's method")
+	errName     = errors.New("header mismatch: the Mcp-Name header does not match the request's name or uri")
+)
+
+// named are the methods whose Mcp-Name mirrors a param, and which param
+// ("Mcp-Name: params.name for tools/call and prompts/get, params.uri for
+// resources/read", 2026-07-28, transports, Request Metadata).
+var named = map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+// Mirrored checks the body of a POST of 2026-07-28 or later against its
+// mirrored headers: Mcp-Method must name the body's method, Mcp-Name
+// (name, decoded by Headers) its name or uri, and Mcp-Protocol-Version
+// (version) the protocol version its _meta names, if it names one. It
+// returns the request's id, and why it breaks the rule. A body that is
+// not one JSON-RPC request or notification passes, for the handler to
+// refuse. go-sdk makes the same check; mark3labs/mcp-go checks only the
+// version, so the edge makes it for every handler.
+func Mirrored(body []byte, h http.Header, name, version string) (jsonrpc.ID, error) {
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		return jsonrpc.ID{}, nil
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return jsonrpc.ID{}, nil
+	}
+	switch method := h.Get(protocol.HeaderMethod); {
+	case method == "":
+		return req.ID, errNoMethod
+	case method != req.Method:
+		return req.ID, errMethod
+	}
+	var p struct {
+		Name *string                    `json:"name"`
+		URI  *string                    `json:"uri"`
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if len(req.Params) > 0 && json.Unmarshal(req.Params, &p) != nil {
+		return jsonrpc.ID{}, nil // the handler refuses the params
+	}
+	if param, ok := named[req.Method]; ok {
+		got := p.Name
+		if param == "uri" {
+			got = p.URI
+		}
+		if got == nil || *got != name {
+			return req.ID, errName
+		}
+	}
+	var v string
+	if raw, ok := p.Meta[mcp.MetaKeyProtocolVersion]; ok && json.Unmarshal(raw, &v) == nil && v != version {
+		return req.ID, errVersion
+	}
+	return jsonrpc.ID{}, nil
+}

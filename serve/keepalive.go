@@ -1,11 +1,10 @@
-package resource
+package serve
 
-// This file holds what keeps the event streams of NewHTTPHandler open
-// through proxies and load balancers: the X-Accel-Buffering header, and
-// an SSE comment on a stream that has been quiet for a while.
+// This file holds what keeps the event streams of the edge open through
+// proxies and load balancers: the X-Accel-Buffering header, and an SSE
+// comment on a stream that has been quiet for a while.
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -13,12 +12,11 @@ import (
 	"time"
 )
 
-// DefaultKeepAlive is how long an event stream served by NewHTTPHandler
-// may stay quiet before it gets an SSE comment, unless WithKeepAlive says
-// otherwise. It is below the idle timeouts of load balancers and proxies,
-// commonly 60 s (nginx's proxy_read_timeout, AWS's Application Load
-// Balancer), with room to spare below 30 s, so that they do not close a
-// quiet listen stream or GET stream as idle.
+// DefaultKeepAlive is how long an event stream may stay quiet before it
+// gets an SSE comment, unless Options.KeepAlive says otherwise. Load
+// balancers and proxies commonly close a connection idle for 60 s
+// (nginx's proxy_read_timeout, AWS's Application Load Balancer); 25 s
+// is well below that.
 const DefaultKeepAlive = 25 * time.Second
 
 // keepAliveComment is the SSE comment a quiet event stream gets: a line
@@ -26,65 +24,13 @@ const DefaultKeepAlive = 25 * time.Second
 // the stream is at the start of an event again.
 const keepAliveComment = ": keepalive\n\n"
 
-// keepAliveKey is the context key of the period WithKeepAlive records.
-type keepAliveKey struct{}
-
-// WithKeepAlive returns a handler that passes requests to h, a handler
-// that is or wraps one of NewHTTPHandler, so that each event stream
-// NewHTTPHandler serves them gets an SSE comment once it has been quiet
-// for period: nothing written on it, neither a message nor a comment.
-// Zero means DefaultKeepAlive; a negative period turns the comments off.
-// The innermost WithKeepAlive around a request decides. It changes nothing
-// for other handlers.
-//
-// Without WithKeepAlive, NewHTTPHandler's event streams get a comment
-// after DefaultKeepAlive. A stream the client holds open to be told of
-// changes (a 2026-07-28 subscriptions/listen, an older session's GET
-// stream) may carry nothing for hours; a load balancer or proxy in front
-// closes a connection on which nothing has passed for its idle timeout
-// (60 s, commonly), and the client misses the changes made before it
-// connects again. Choose a period below the shortest idle timeout between
-// the server and its clients.
-func WithKeepAlive(h http.Handler, period time.Duration) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		h.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), keepAliveKey{}, period)))
-	})
-}
-
-// keepAlivePeriod returns the period WithKeepAlive recorded in ctx, with
-// zero or none meaning DefaultKeepAlive: negative if comments are off.
-func keepAlivePeriod(ctx context.Context) time.Duration {
-	if p, _ := ctx.Value(keepAliveKey{}).(time.Duration); p != 0 {
-		return p
-	}
-	return DefaultKeepAlive
-}
-
-// A keepAlive serves next, adding to each event stream next writes the
-// header X-Accel-Buffering: no, and an SSE comment whenever the stream has
-// been quiet for the period keepAlivePeriod gives.
-//
-// The specification, 2026-07-28, transports, Streamable HTTP, Receiving
-// Messages: "When initiating an SSE stream, servers SHOULD include the
-// X-Accel-Buffering: no header in the HTTP response. This instructs
-// reverse proxies (such as nginx) to disable response buffering, ensuring
-// that SSE events are delivered to clients immediately rather than being
-// held in a buffer." And: "For long-lived streams — in particular the
+// X-Accel-Buffering and the comments follow the specification, 2026-07-28,
+// transports, Streamable HTTP, Receiving Messages: "When initiating an SSE
+// stream, servers SHOULD include the X-Accel-Buffering: no header in the
+// HTTP response." And: "For long-lived streams — in particular the
 // subscriptions/listen response stream — servers are encouraged to
-// periodically emit an SSE comment line (a line beginning with a colon,
-// e.g. :\r\n) as a keep-alive. This keeps the connection from being
-// closed by intermediaries or client idle timeouts during quiet periods
-// when no notifications are flowing." Older versions' GET streams, as
+// periodically emit an SSE comment line". Older versions' GET streams, as
 // quiet and as long-lived, get the same.
-type keepAlive struct {
-	next http.Handler
-}
-
-func (k *keepAlive) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	kw := &keepAliveWriter{w: w, period: keepAlivePeriod(req.Context())}
-	defer kw.stop()
-	k.next.ServeHTTP(kw, req)
-}
 
 // A keepAliveWriter is the http.ResponseWriter of one response, which
 // writes a comment on it if it is an event stream that has been quiet

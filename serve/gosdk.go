@@ -1,0 +1,69 @@
+package serve
+
+// This file holds the handler that serves a go-sdk server to clients of
+// every protocol era on one URL.
+
+import (
+	"iter"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// NewGoSDKHandler returns a handler that serves server over streamable
+// HTTP to clients of every protocol version go-sdk speaks. A request
+// whose Mcp-Protocol-Version header names 2026-07-28 or later goes to a
+// stateless go-sdk handler: such clients need no session, and get their
+// notifications on their subscriptions/listen streams. Every other
+// request goes to a stateful go-sdk handler, whose sessions get theirs on
+// their GET streams. Behind a load balancer, the sessions of older
+// clients need affinity; 2026-07-28 requests can go to any replica.
+//
+// opts (nil for the defaults) configures both go-sdk handlers, as in
+// mcp.NewStreamableHTTPHandler, except Stateless, which is ignored. Set
+// SessionTimeout, so that the sessions of clients that went away are
+// closed.
+//
+// The handler has no edge of its own: serve it behind Guard, as Handler
+// does. NewGoSDKHandler panics if server is nil.
+func NewGoSDKHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.Handler {
+	if server == nil {
+		panic("serve.NewGoSDKHandler: nil server")
+	}
+	var o mcp.StreamableHTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	get := func(*http.Request) *mcp.Server { return server }
+	o.Stateless = false
+	stateful := mcp.NewStreamableHTTPHandler(get, &o)
+	o.Stateless = true
+	stateless := mcp.NewStreamableHTTPHandler(get, &o)
+	return &goSDKHandler{server: server, stateful: stateful, stateless: stateless}
+}
+
+// A goSDKHandler sends each request to the go-sdk handler of its era.
+type goSDKHandler struct {
+	server              *mcp.Server
+	stateful, stateless http.Handler
+}
+
+func (h *goSDKHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if modern(req) {
+		h.stateless.ServeHTTP(w, req)
+		return
+	}
+	h.stateful.ServeHTTP(w, req)
+}
+
+// sessionIDs lists the sessions the server holds open, for the session
+// caps of a Guard in front.
+func (h *goSDKHandler) sessionIDs() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for s := range h.server.Sessions() {
+			if !yield(s.ID()) {
+				return
+			}
+		}
+	}
+}

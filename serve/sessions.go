@@ -1,0 +1,204 @@
+package serve
+
+// This file holds the caps on stateful sessions (clients before protocol
+// 2026-07-28). The handler behind the edge opens a session for a POST
+// without an Mcp-Session-Id header, and names it in the answer's
+// Mcp-Session-Id header. The gate counts a session from that POST until
+// it ends: the client deletes it, the handler answers 404 for it (it
+// ended), or it has been idle for Options.SessionTimeout. For go-sdk's
+// handler (NewGoSDKHandler), the gate also asks the server which
+// sessions are open.
+
+import (
+	"iter"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcpres/mcpres/internal/protocol"
+)
+
+// pruneEvery is how often at most a gate at a cap looks for sessions that
+// ended: a session that ended without the client's word frees its place
+// within it, once a request needs the place.
+const pruneEvery = time.Second
+
+// A sessionGate holds the sessions of one edge under its caps.
+type sessionGate struct {
+	maxPerCaller, max int
+	idle              time.Duration           // Options.SessionTimeout
+	live              func() iter.Seq[string] // the open sessions, if the handler says; nil if not
+
+	mu       sync.Mutex
+	sessions map[string]*session // open session ID → its owner
+	callers  map[string]int      // open and opening sessions by caller
+	opening  int                 // POSTs that may open a session, under way
+	prunedAt time.Time
+}
+
+// A session is one the gate counts.
+type session struct {
+	caller string
+	seen   time.Time // its last request
+}
+
+func newSessionGate(o *Options, live func() iter.Seq[string]) *sessionGate {
+	return &sessionGate{
+		maxPerCaller: o.MaxSessionsPerCaller, max: o.MaxSessions, idle: o.SessionTimeout, live: live,
+		sessions: make(map[string]*session), callers: make(map[string]int),
+	}
+}
+
+// serve serves req, of a client before 2026-07-28, with next, under the
+// caps: a POST that would open a session past them is refused with 429
+// (the caller's cap) or 503 (the total). caller names req's caller.
+func (g *sessionGate) serve(w http.ResponseWriter, req *http.Request, next http.Handler, caller func() string, log *refusals) {
+	id := req.Header.Get(protocol.HeaderSessionID)
+	if id == "" {
+		if req.Method != http.MethodPost {
+			next.ServeHTTP(w, req)
+			return
+		}
+		c := caller()
+		if status, max := g.reserve(c); status != 0 {
+			kind := "sessions per caller"
+			if status == http.StatusServiceUnavailable {
+				kind = "sessions in all"
+			}
+			log.capped(req.Context(), kind, c, max)
+			refuseCapped(w, status, protocol.MethodInitialize,
+				"Too many sessions: the cap of "+kind+" ("+strconv.Itoa(max)+") is reached; end a session (DELETE) or try later", pruneEvery)
+			return
+		}
+		next.ServeHTTP(w, req)
+		g.opened(c, w.Header().Get(protocol.HeaderSessionID))
+		return
+	}
+	g.seen(id)
+	sw := &statusWriter{ResponseWriter: w}
+	next.ServeHTTP(sw, req)
+	if sw.status == http.StatusNotFound || req.Method == http.MethodDelete && sw.status/100 == 2 {
+		g.closed(id) // it ended, or the client ended it
+	}
+}
+
+// reserve counts a session caller may open, and returns 0; or, if a cap
+// stops it, the HTTP status to refuse it with and the cap.
+func (g *sessionGate) reserve(caller string) (status, max int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	over := func() (int, int) {
+		switch {
+		case len(g.sessions)+g.opening >= g.max:
+			return http.StatusServiceUnavailable, g.max
+		case caller != "" && g.callers[caller] >= g.maxPerCaller:
+			return http.StatusTooManyRequests, g.maxPerCaller
+		}
+		return 0, 0
+	}
+	if status, _ := over(); status != 0 && time.Since(g.prunedAt) >= pruneEvery {
+		g.prune()
+	}
+	if status, max := over(); status != 0 {
+		return status, max
+	}
+	g.opening++
+	if caller != "" {
+		g.callers[caller]++
+	}
+	return 0, 0
+}
+
+// opened ends the reservation of caller: the handler opened the session
+// id, or none ("").
+func (g *sessionGate) opened(caller, id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.opening--
+	if id != "" {
+		if _, dup := g.sessions[id]; !dup {
+			g.sessions[id] = &session{caller: caller, seen: time.Now()}
+			return
+		}
+	}
+	g.uncount(caller)
+}
+
+// seen notes a request of session id.
+func (g *sessionGate) seen(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s, ok := g.sessions[id]; ok {
+		s.seen = time.Now()
+	}
+}
+
+// closed forgets session id, which ended.
+func (g *sessionGate) closed(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.forget(id)
+}
+
+// prune forgets the sessions idle for g.idle, and those the handler no
+// longer lists. g.mu must be held.
+func (g *sessionGate) prune() {
+	now := time.Now()
+	g.prunedAt = now
+	var live map[string]bool
+	if g.live != nil {
+		live = make(map[string]bool, len(g.sessions))
+		for id := range g.live() {
+			live[id] = true
+		}
+	}
+	for id, s := range g.sessions {
+		if now.Sub(s.seen) >= g.idle || live != nil && !live[id] {
+			g.forget(id)
+		}
+	}
+}
+
+// forget forgets session id. g.mu must be held.
+func (g *sessionGate) forget(id string) {
+	if s, ok := g.sessions[id]; ok {
+		delete(g.sessions, id)
+		g.uncount(s.caller)
+	}
+}
+
+// uncount counts one session of caller fewer. g.mu must be held.
+func (g *sessionGate) uncount(caller string) {
+	if caller == "" {
+		return
+	}
+	if g.callers[caller]--; g.callers[caller] <= 0 {
+		delete(g.callers, caller)
+	}
+}
+
+// A statusWriter remembers the status its handler answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush flushes the response, for handlers that assert http.Flusher.
+func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
