@@ -17,6 +17,7 @@ import (
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,9 +82,9 @@ type accessServer struct {
 }
 
 // newAccessServer serves a registry with opts (nil: teamPolicy, page size
-// 3) over streamable HTTP: behind NewHTTPHandler if sessions is set (legacy
-// clients in sessions, 2026-07-28 statelessly), else behind go-sdk's
-// stateless handler for every version.
+// 3) over streamable HTTP: behind serve's edge and go-sdk's handler for
+// every era if sessions is set (legacy clients in sessions, 2026-07-28
+// statelessly), else behind go-sdk's stateless handler for every version.
 func newAccessServer(t *testing.T, opts *resource.Options, sessions bool) *accessServer {
 	t.Helper()
 	s := &accessServer{logs: new(syncBuffer), listenErrors: make(chan error, 10)}
@@ -131,12 +132,13 @@ func newAccessServer(t *testing.T, opts *resource.Options, sessions bool) *acces
 			return res, err
 		}
 	})
-	var handler http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: true})
+	bearer := auth.RequireBearerToken(verifyToken, nil)
+	handler := bearer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true}))
 	if sessions {
-		handler = resource.NewHTTPHandler(server, nil)
+		handler = httpHandler(t, server, &serve.Options{Wrap: bearer}, nil)
 	}
-	hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(handler))
+	hs := httptest.NewServer(handler)
 	t.Cleanup(hs.Close)
 	s.url = hs.URL
 	return s
@@ -577,8 +579,8 @@ func (f forwardedFor) RoundTrip(req *http.Request) (*http.Response, error) {
 	return f.next.RoundTrip(req)
 }
 
-// Anonymous callers are told apart by the address WithClientAddress
-// records, on stateless and stateful HTTP alike: one cannot spend
+// Anonymous callers are told apart by the address serve's edge records
+// (here from the header a proxy appends, Options.ClientAddressHeader), on stateless and stateful HTTP alike: one cannot spend
 // another's budget, and neither resets its own with a new session.
 // Without an address, they share one.
 func TestRateLimitsAnonymous(t *testing.T) {
@@ -591,15 +593,14 @@ func TestRateLimitsAnonymous(t *testing.T) {
 			require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://a", Name: "a"}, resource.Text("a")))
 			server, err := reg.NewServer(&mcp.Implementation{Name: "anon"}, &mcp.ServerOptions{Logger: quietLogger()})
 			require.NoError(t, err)
-			hs := httptest.NewServer(resource.WithClientAddress(resource.NewHTTPHandler(server, nil), "X-Forwarded-For"))
-			t.Cleanup(hs.Close)
+			url := serveHTTP(t, server, &serve.Options{ClientAddressHeader: "X-Forwarded-For"})
 			connect := func(addr string) *mcp.ClientSession {
 				var rt http.RoundTripper = mcptest.HTTPClient(t, "").Transport
 				if addr != "" {
 					rt = forwardedFor{addr: addr, next: rt}
 				}
 				cs, err := mcp.NewClient(&mcp.Implementation{Name: "anon"}, nil).Connect(t.Context(),
-					&mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: rt}},
+					&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}},
 					&mcp.ClientSessionOptions{ProtocolVersion: version})
 				require.NoError(t, err)
 				t.Cleanup(func() { cs.Close() })

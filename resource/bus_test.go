@@ -3,7 +3,6 @@ package resource_test
 import (
 	"context"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -178,7 +177,7 @@ func TestBusOneRegistryEach(t *testing.T) {
 	assert.Contains(t, err.Error(), "Bus")
 }
 
-// Three replicas behind NewHTTPHandler, one client of each protocol era
+// Three replicas behind serve's edge and go-sdk's handler for every era, one client of each protocol era
 // on a different replica: a change reported on any replica reaches all
 // three, once each.
 func TestBusAcrossHTTPReplicas(t *testing.T) {
@@ -192,9 +191,7 @@ func TestBusAcrossHTTPReplicas(t *testing.T) {
 		require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user"}, nil2))
 		server, err := reg.NewServer(&mcp.Implementation{Name: "replica", Version: "v0"}, &mcp.ServerOptions{Logger: quietLogger()})
 		require.NoError(t, err)
-		hs := httptest.NewServer(resource.NewHTTPHandler(server, nil))
-		t.Cleanup(hs.Close)
-		w := connectHTTPWatcher(t, hs.URL, version)
+		w := connectHTTPWatcher(t, serveHTTP(t, server, nil), version)
 		require.NoError(t, w.session.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "db://users/7"}), version)
 		require.Eventually(t, func() bool { n, _, _ := reg.SubscriptionStats(); return n == 1 }, time.Minute, time.Millisecond, "replica %d", i)
 		regs = append(regs, reg)

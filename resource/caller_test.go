@@ -200,28 +200,3 @@ func TestAttachListChanged(t *testing.T) {
 	})
 }
 
-func TestCallerListenCap(t *testing.T) {
-	t.Parallel()
-	reg := callerRegistry(t, &resource.Options{
-		Identity:      func(context.Context, mcp.Request) string { return "alice" },
-		Subscriptions: resource.SubscriptionOptions{MaxListensPerCaller: 1},
-	})
-	s := newAdapterSession("stream")
-	ctx := resource.WithCaller(context.Background(), resource.Caller{ProtocolVersion: "2026-07-28", Session: s})
-	listenCtx, end, err := reg.Listen(ctx, nil)
-	require.NoError(t, err)
-	require.NoError(t, subscribeAs(listenCtx, reg, "test://a"))
-
-	_, _, err = reg.Listen(ctx, nil)
-	var jerr *jsonrpc.Error
-	require.True(t, errors.As(err, &jerr), "a second stream: %v", err)
-	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), jerr.Code)
-
-	end()
-	end() // harmless
-	_, end2, err := reg.Listen(ctx, nil)
-	require.NoError(t, err, "a stream once the first has ended")
-	_, _, err = reg.Listen(ctx, nil)
-	require.Error(t, err, "a second stream beside it")
-	end2()
-}

@@ -1,35 +1,33 @@
 package resource_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpres/mcpres/audit"
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// This file checks the caps no caller gets round by opening more sessions
-// or listen streams (caps.go), over streamable HTTP, as NewHTTPHandler
-// serves it, for clients of each era.
+// This file checks the subscription caps (caps.go) no caller gets round
+// by opening more sessions or listen streams, over streamable HTTP, for
+// clients of each era. The caps on sessions and listen streams are the
+// HTTP edge's, tested in package serve.
 
-// A capsFixture is a registry with the template caps://r/{n}, served by
-// NewHTTPHandler behind WithClientAddress, which takes each request's
-// caller from its X-Client header, so that one test plays several
-// callers.
+// A capsFixture is a registry with the template caps://r/{n}, served
+// behind serve's edge, which takes each request's caller from its
+// X-Client header (Options.ClientAddressHeader), so that one test plays
+// several callers.
 type capsFixture struct {
 	reg    *resource.Registry
 	server *mcp.Server
@@ -51,9 +49,7 @@ func newCapsFixture(t *testing.T, opts resource.Options) *capsFixture {
 	f.reg = reg
 	f.server, err = reg.NewServer(&mcp.Implementation{Name: "caps", Version: "v0"}, &mcp.ServerOptions{Logger: quietLogger()})
 	require.NoError(t, err)
-	ts := httptest.NewServer(resource.WithClientAddress(resource.NewHTTPHandler(f.server, nil), "X-Client"))
-	t.Cleanup(ts.Close)
-	f.url = ts.URL
+	f.url = serveHTTP(t, f.server, &serve.Options{ClientAddressHeader: "X-Client"})
 	return f
 }
 
@@ -165,27 +161,6 @@ func TestSubscriptionsPerCallerAcrossListens(t *testing.T) {
 	require.NoError(t, err)
 }
 
-func TestListensPerCaller(t *testing.T) {
-	f := newCapsFixture(t, resource.Options{Subscriptions: resource.SubscriptionOptions{MaxListensPerCaller: 2}})
-	first, err := f.listen(t, "mallory", "caps://r/0")
-	require.NoError(t, err)
-	_, err = f.listen(t, "mallory", "caps://r/1")
-	require.NoError(t, err)
-	_, err = f.listen(t, "mallory", "caps://r/2")
-	refusedWith(t, err, jsonrpc.CodeInvalidParams, "holds 2 subscriptions/listen streams open")
-	_, err = f.listen(t, "alice", "caps://r/2")
-	require.NoError(t, err)
-	first.Close()
-	eventually(t, func() bool {
-		stream, err := f.listen(t, "mallory", "caps://r/3")
-		if err == nil {
-			stream.Close()
-		}
-		return err == nil
-	}, "a place for mallory's listen once one closed")
-	assert.Equal(t, 1, strings.Count(f.logs.String(), "listen streams per caller"), f.logs.String())
-}
-
 func TestSubscriptionsInAll(t *testing.T) {
 	f := newCapsFixture(t, resource.Options{Subscriptions: resource.SubscriptionOptions{Max: 2}})
 	a, err := f.connect(t, "alice")
@@ -201,99 +176,6 @@ func TestSubscriptionsInAll(t *testing.T) {
 	require.NoError(t, a.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "caps://r/0"}))
 }
 
-// initialize posts an initialize of protocol 2025-11-25 for caller, as a
-// client opening a session does, and returns the answer.
-func (f *capsFixture) initialize(t *testing.T, caller string) *http.Response {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]string{"name": "raw", "version": "v0"},
-	}})
-	require.NoError(t, err)
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url, bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := f.client(t, caller).Do(req)
-	require.NoError(t, err)
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
-}
-
-// sessionRefusal asserts that resp refuses a session with status and a
-// JSON-RPC error without id, of code CodeRateLimited, naming the cap.
-func sessionRefusal(t *testing.T, resp *http.Response, status int, capName string) {
-	t.Helper()
-	assert.Equal(t, status, resp.StatusCode)
-	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
-	assert.Empty(t, resp.Header.Get("Mcp-Session-Id"))
-	data, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	rpcErr := errorWithoutID(t, data)
-	assert.Equal(t, int64(resource.CodeRateLimited), rpcErr.Code)
-	assert.Contains(t, rpcErr.Message, capName)
-}
-
-// errorWithoutID returns the error of body, a JSON-RPC error response
-// without id, as the transport allows an HTTP refusal to carry; it fails
-// t if body is not one. (go-sdk's jsonrpc.DecodeMessage refuses a
-// response without id.)
-func errorWithoutID(t *testing.T, body []byte) *jsonrpc.Error {
-	t.Helper()
-	var fields map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(body, &fields), "%s", body)
-	assert.NotContains(t, fields, "id", "a JSON-RPC error response that has no id: %s", body)
-	assert.JSONEq(t, `"2.0"`, string(fields["jsonrpc"]), "%s", body)
-	var jerr jsonrpc.Error
-	require.NoError(t, json.Unmarshal(fields["error"], &jerr), "%s", body)
-	return &jerr
-}
-
-func TestSessionsPerCaller(t *testing.T) {
-	f := newCapsFixture(t, resource.Options{Sessions: resource.SessionOptions{MaxPerCaller: 2}})
-	a, err := f.connect(t, "mallory")
-	require.NoError(t, err)
-	_, err = f.connect(t, "mallory")
-	require.NoError(t, err)
-	before := sessions(f.server)
-	for range 5 {
-		sessionRefusal(t, f.initialize(t, "mallory"), http.StatusTooManyRequests, "sessions per caller (2)")
-	}
-	_, err = f.connect(t, "mallory")
-	assert.Error(t, err, "a go-sdk client is refused too")
-	assert.Equal(t, before, sessions(f.server), "a refused request opens no session")
-	assert.Equal(t, 1, strings.Count(f.logs.String(), "sessions per caller"), "one line for the burst: %s", f.logs.String())
-	_, err = f.connect(t, "alice")
-	require.NoError(t, err)
-	// A session the client deletes frees its place at once.
-	require.NoError(t, a.Close())
-	c, err := f.connect(t, "mallory")
-	require.NoError(t, err)
-	// A session the server closes (as SessionTimeout does) frees its
-	// place once a request needs it.
-	sessionRefusal(t, f.initialize(t, "mallory"), http.StatusTooManyRequests, "sessions per caller")
-	for s := range f.server.Sessions() {
-		if s.ID() == c.ID() {
-			s.Close()
-		}
-	}
-	eventually(t, func() bool {
-		resp := f.initialize(t, "mallory")
-		return resp.StatusCode == http.StatusOK
-	}, "a place for mallory once the server closed one of its sessions")
-}
-
-func TestSessionsInAll(t *testing.T) {
-	f := newCapsFixture(t, resource.Options{Sessions: resource.SessionOptions{Max: 2}})
-	_, err := f.connect(t, "alice")
-	require.NoError(t, err)
-	_, err = f.connect(t, "bob")
-	require.NoError(t, err)
-	sessionRefusal(t, f.initialize(t, "carol"), http.StatusServiceUnavailable, "sessions in all (2)")
-	// 2026-07-28 clients need no session, and are served.
-	_, err = f.listen(t, "carol", "caps://r/0")
-	require.NoError(t, err)
-}
-
 // eventually waits for cond, polling, for as long as mcptest waits for
 // an event.
 func eventually(t *testing.T, cond func() bool, what string) {
@@ -305,9 +187,6 @@ func TestCapsOptions(t *testing.T) {
 	for _, opts := range []resource.Options{
 		{Subscriptions: resource.SubscriptionOptions{MaxPerCaller: -1}},
 		{Subscriptions: resource.SubscriptionOptions{Max: -1}},
-		{Subscriptions: resource.SubscriptionOptions{MaxListensPerCaller: -1}},
-		{Sessions: resource.SessionOptions{MaxPerCaller: -1}},
-		{Sessions: resource.SessionOptions{Max: -1}},
 	} {
 		_, err := resource.NewRegistry(&opts)
 		assert.ErrorContains(t, err, "negative cap")

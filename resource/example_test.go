@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,7 +57,7 @@ func ExampleRegistry_NewServer() {
 	}
 
 	// A real server runs server.Run(ctx, &mcp.StdioTransport{}), or serves
-	// HTTP (see NewHTTPHandler); here a client connects in memory.
+	// HTTP (see package serve); here a client connects in memory.
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(ctx, st, nil)
@@ -91,122 +91,6 @@ func ExampleRegistry_NewServer() {
 	// db://users/ada%20l application/json {"name":"Ada Lovelace"}
 	// calling "resources/read": Resource not found
 	// calling "resources/subscribe": cannot subscribe to "db://users/bob": no such resource
-}
-
-// One URL serves clients of every protocol version, each notified of the
-// changes it subscribed to: 2025-06-18 and 2025-11-25 clients in stateful
-// sessions, 2026-07-28 clients statelessly on their subscriptions/listen
-// streams.
-func ExampleNewHTTPHandler() {
-	reg, err := resource.NewRegistry(&resource.Options{Subscriptions: resource.SubscriptionOptions{Window: time.Millisecond}})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer reg.Close()
-	if err := reg.Add(&mcp.Resource{URI: "docs://readme", Name: "readme"}, resource.Text("# Hello")); err != nil {
-		log.Fatal(err)
-	}
-	server, err := reg.NewServer(&mcp.Implementation{Name: "my-server"}, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{
-		SessionTimeout:               30 * time.Minute, // reclaim the sessions of clients that went away
-		PropagateRequestCancellation: true,             // a 2026-07-28 request ends with its HTTP request
-	}))
-	// A real server: http.ListenAndServe("127.0.0.1:8080", mux)
-	hs := httptest.NewServer(mux)
-	defer hs.Close()
-
-	ctx := context.Background()
-	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
-		updated := make(chan string, 1)
-		client := mcp.NewClient(&mcp.Implementation{Name: "client"}, &mcp.ClientOptions{
-			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-				updated <- req.Params.URI
-			},
-		})
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp"},
-			&mcp.ClientSessionOptions{ProtocolVersion: version})
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "docs://readme"}); err != nil {
-			log.Fatal(err)
-		}
-		// A 2026-07-28 client subscribes in the background: report the
-		// change until it arrives.
-		for uri := ""; uri == ""; {
-			if err := reg.Changed("docs://readme"); err != nil {
-				log.Fatal(err)
-			}
-			select {
-			case uri = <-updated:
-				fmt.Println(cs.InitializeResult().ProtocolVersion, "notified:", uri)
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-		cs.Close()
-	}
-	// Output:
-	// 2025-06-18 notified: docs://readme
-	// 2025-11-25 notified: docs://readme
-	// 2026-07-28 notified: docs://readme
-}
-
-// A web app served from https://app.example.com calls the server from its
-// users' browsers, which send the page's origin in the Origin header.
-// CheckOrigin allows that origin; a page of any other origin gets 403,
-// as from NewHTTPHandler alone. Clients that are not browsers send no
-// Origin, and are served.
-func ExampleCheckOrigin() {
-	reg, err := resource.NewRegistry(nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer reg.Close()
-	server, err := reg.NewServer(&mcp.Implementation{Name: "my-server"}, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-
-	h, err := resource.CheckOrigin(resource.NewHTTPHandler(server, nil), &resource.OriginOptions{
-		Allowed: []string{"https://app.example.com"}, // "scheme://host[:port]"; a malformed one is an error
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	// A real server: http.ListenAndServe("127.0.0.1:8080", h)
-	hs := httptest.NewServer(h)
-	defer hs.Close()
-
-	// What a browser sends for a page of each origin.
-	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"app","version":"v1"}}}`
-	for _, origin := range []string{"https://app.example.com", "https://attacker.example"} {
-		req, err := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(initialize))
-		if err != nil {
-			log.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Origin", origin)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			log.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		fmt.Println(origin, "->", resp.Status)
-		if resp.StatusCode == http.StatusForbidden {
-			fmt.Println(resp.Header.Get("Content-Type"), string(body))
-		}
-	}
-	// Output:
-	// https://app.example.com -> 200 OK
-	// https://attacker.example -> 403 Forbidden
-	// application/json {"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: the Origin header names an origin this server does not accept"}}
 }
 
 // Changed and its kin take URIs exactly as clients send them; a string no
@@ -393,7 +277,7 @@ func ExampleRegistry_AddProvider() {
 // grants. Served over streamable HTTP behind go-sdk's bearer-token
 // middleware (see the http example),
 //
-//	http.ListenAndServe(addr, auth.RequireBearerToken(verify, nil)(resource.NewHTTPHandler(server, nil)))
+//	serve.ListenAndServe(ctx, addr, server, &serve.Options{Wrap: auth.RequireBearerToken(verify, nil)})
 //
 // every request carries the verified token, as the requests built by hand
 // below do.
@@ -508,9 +392,9 @@ func ExampleNewRegistry() {
 	// Options.RateLimits.Read: Burst 0 allows nothing; it must be at least 1
 }
 
-// An Authorizer behind go-sdk's bearer-token middleware on streamable HTTP:
-// every request carries the verified token, and each caller sees only its
-// teams' notes.
+// An Authorizer behind go-sdk's bearer-token middleware on streamable HTTP,
+// which serve's edge wraps around the endpoint: every request carries the
+// verified token, and each caller sees only its teams' notes.
 func ExampleAuthorizer_http() {
 	verifyToken := func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		if token != "alice-token" { // look the token up, or check its signature
@@ -545,15 +429,18 @@ func ExampleAuthorizer_http() {
 		log.Fatal(err)
 	}
 
-	handler := resource.NewHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute})
-	// Anonymous callers' rate budgets by client address; a verified caller's by identity.
-	h := resource.WithClientAddress(auth.RequireBearerToken(verifyToken, nil)(handler), "")
-	// A real server: http.ListenAndServe(addr, h)
+	// The edge records each client's address: anonymous callers' rate
+	// budgets go by it, a verified caller's by identity.
+	h, err := serve.Handler(server, &serve.Options{Wrap: auth.RequireBearerToken(verifyToken, nil)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// A real server: serve.ListenAndServe(ctx, addr, server, opts)
 	hs := httptest.NewServer(h)
 	defer hs.Close()
 
 	ctx := context.Background()
-	transport := &mcp.StreamableClientTransport{Endpoint: hs.URL,
+	transport := &mcp.StreamableClientTransport{Endpoint: hs.URL + serve.DefaultPath,
 		HTTPClient: &http.Client{Transport: bearer{token: "alice-token"}}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil).Connect(ctx, transport, nil)
 	if err != nil {

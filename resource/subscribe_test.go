@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -380,9 +379,7 @@ func TestChangeWhileSubscribingIsNotLost(t *testing.T) {
 				if transport == "memory" {
 					cs = mcptest.Connect(t, server, version, opts)
 				} else {
-					ts := httptest.NewServer(resource.NewHTTPHandler(server, nil))
-					t.Cleanup(ts.Close)
-					cs = mcptest.ConnectHTTP(t, ts.URL, "", version, opts)
+					cs = mcptest.ConnectHTTP(t, serveHTTP(t, server, nil), "", version, opts)
 				}
 				require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "docs://a"}))
 				assert.Equal(t, "docs://a", mcptest.Receive(t, got, "update of the change OnWatch reported"))

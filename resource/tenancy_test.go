@@ -17,6 +17,7 @@ import (
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,7 +34,7 @@ func (n *teamNotes) add(team, key string) {
 }
 
 // tenantServer serves notes behind teamPolicy over streamable HTTP, every
-// era on one URL (NewHTTPHandler), with bearer tokens, at page size
+// era on one URL (serveHTTP), with bearer tokens, at page size
 // pageSize.
 func tenantServer(t *testing.T, notes *teamNotes, pageSize int) string {
 	t.Helper()
@@ -42,9 +43,15 @@ func tenantServer(t *testing.T, notes *teamNotes, pageSize int) string {
 		resource.WithInstances(notes.rows.List)))
 	server, err := reg.NewServer(&mcp.Implementation{Name: "tenants"}, &mcp.ServerOptions{Logger: quietLogger()})
 	require.NoError(t, err)
-	hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(resource.NewHTTPHandler(server, nil)))
-	t.Cleanup(hs.Close)
-	return hs.URL
+	return serveWithTokens(t, server)
+}
+
+// serveWithTokens serves server over streamable HTTP, every era on one
+// URL, to callers with a token verifyToken accepts, until t ends; it
+// returns the URL.
+func serveWithTokens(t *testing.T, server *mcp.Server) string {
+	t.Helper()
+	return serveHTTP(t, server, &serve.Options{Wrap: auth.RequireBearerToken(verifyToken, nil)})
 }
 
 // pageShapes walks resources/list and returns each page's URIs.
@@ -162,13 +169,12 @@ func TestSubscriptionAccessWithdrawn(t *testing.T) {
 				}, resource.WithInstances(notes.rows.List)))
 			server, err := reg.NewServer(&mcp.Implementation{Name: "withdrawn"}, &mcp.ServerOptions{Logger: quietLogger()})
 			require.NoError(t, err)
-			hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(resource.NewHTTPHandler(server, nil)))
-			t.Cleanup(hs.Close)
+			url := serveWithTokens(t, server)
 
 			updates := map[string]chan string{"alice": make(chan string, 100), "bob": make(chan string, 100)}
 			connect := func(user string, uris ...string) {
 				ch := updates[user]
-				cs := mcptest.ConnectHTTP(t, hs.URL, user+"-token", version, &mcp.ClientOptions{
+				cs := mcptest.ConnectHTTP(t, url, user+"-token", version, &mcp.ClientOptions{
 					ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { ch <- req.Params.URI },
 				})
 				for _, u := range uris {
@@ -447,9 +453,8 @@ func TestReadLimitsOverHTTP(t *testing.T) {
 	for _, version := range versions {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(resource.NewHTTPHandler(server, nil)))
-			t.Cleanup(hs.Close)
-			cs := mcptest.ConnectHTTP(t, hs.URL, "alice-token", version, nil)
+			url := serveWithTokens(t, server)
+			cs := mcptest.ConnectHTTP(t, url, "alice-token", version, nil)
 			read := func(u string) error {
 				_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: u})
 				return err
@@ -484,9 +489,7 @@ func TestReplicasShareCursors(t *testing.T) {
 			resource.WithInstances(notes.rows.List)))
 		server, err := reg.NewServer(&mcp.Implementation{Name: "replica"}, &mcp.ServerOptions{Logger: quietLogger()})
 		require.NoError(t, err)
-		hs := httptest.NewServer(auth.RequireBearerToken(verifyToken, nil)(resource.NewHTTPHandler(server, nil)))
-		t.Cleanup(hs.Close)
-		return hs.URL
+		return serveWithTokens(t, server)
 	}
 	a, b, other := replica(shared), replica(shared), replica([][]byte{[]byte("another deployment's key, 32 by")})
 	for _, version := range allVersions {
