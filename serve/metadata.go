@@ -86,11 +86,16 @@ func (g *guard) readBody(w http.ResponseWriter, req *http.Request) ([]byte, erro
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(g.o.ReadTimeout))
 	body, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
-	_ = rc.SetReadDeadline(time.Time{})
-	if err == nil && int64(len(body)) > limit {
-		err = errTooLarge
+	switch {
+	case err != nil:
+		// The deadline stays: net/http then gives up on the rest of the
+		// body, and the connection, rather than wait for it.
+		return nil, err
+	case int64(len(body)) > limit:
+		return nil, errTooLarge
 	}
-	return body, err
+	_ = rc.SetReadDeadline(time.Time{})
+	return body, nil
 }
 
 // A replayBody reads what the edge read of a request's body, and closes

@@ -62,7 +62,7 @@ func (o *Options) handler(server *mcp.Server) (http.Handler, error) {
 	if server == nil {
 		return nil, errNilServer
 	}
-	h, err := o.guard(NewGoSDKHandler(server, &mcp.StreamableHTTPOptions{
+	return o.endpoint(NewGoSDKHandler(server, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      o.SessionTimeout,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
 		// A 2026-07-28 request ends with its HTTP request. Clients of
@@ -70,10 +70,15 @@ func (o *Options) handler(server *mcp.Server) (http.Handler, error) {
 		// in their session, which does the same.
 		PropagateRequestCancellation: true,
 	}))
+}
+
+// endpoint returns the handler of the endpoint at o.Path: h behind Guard.
+func (o *Options) endpoint(h http.Handler) (http.Handler, error) {
+	g, err := o.guard(h)
 	if err != nil {
 		return nil, err
 	}
-	return &endpoint{path: o.Path, h: h}, nil
+	return &endpoint{path: o.Path, h: g}, nil
 }
 
 // An endpoint serves one path with h, and answers 404 to every other.
@@ -124,33 +129,57 @@ func (o *Options) server(h http.Handler) *http.Server {
 	}
 }
 
-// Serve serves server's endpoint (see Handler) on ln, through an
-// http.Server made by NewServer, until ctx ends. It logs the endpoint's
-// URL first: "serving MCP over streamable HTTP" url=http://ADDR/mcp.
-//
-// When ctx ends, every request's context is cancelled too, which ends
-// the event streams that would otherwise stay open. Serve then stops
-// accepting, and waits up to opts.ShutdownTimeout for handlers to return
-// before it closes the connections left. It returns nil once the server
-// has stopped.
-//
-// Serve returns the error of http.Server.Serve if the server fails
-// before ctx ends. It returns an error, without serving, for a nil ln, a
-// nil server, or invalid options. It always closes ln.
+// Serve serves server's endpoint (see Handler) on ln until ctx ends, as
+// ServeHandler does. It returns an error, without serving, for a nil
+// server too.
 func Serve(ctx context.Context, ln net.Listener, server *mcp.Server, opts *Options) error {
 	if ln == nil {
 		return errors.New("serve: nil listener")
 	}
 	o, err := opts.withDefaults()
+	var h http.Handler
+	if err == nil {
+		h, err = o.handler(server)
+	}
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	h, err := o.handler(server)
+	return o.serve(ctx, ln, h)
+}
+
+// ServeHandler serves h, any handler of the streamable HTTP transport,
+// behind Guard at opts.Path, on ln, through an http.Server made by
+// NewServer, until ctx ends. It logs the endpoint's URL first: "serving
+// MCP over streamable HTTP" url=http://ADDR/mcp.
+//
+// When ctx ends, every request's context is cancelled too, which ends
+// the event streams that would otherwise stay open. ServeHandler then
+// stops accepting, and waits up to opts.ShutdownTimeout for handlers to
+// return before it closes the connections left. It returns nil once the
+// server has stopped.
+//
+// ServeHandler returns the error of http.Server.Serve if the server
+// fails before ctx ends. It returns an error, without serving, for a nil
+// ln, a nil h, or invalid options. It always closes ln.
+func ServeHandler(ctx context.Context, ln net.Listener, h http.Handler, opts *Options) error {
+	if ln == nil {
+		return errors.New("serve: nil listener")
+	}
+	o, err := opts.withDefaults()
+	if err == nil {
+		h, err = o.endpoint(h)
+	}
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	return o.serve(ctx, ln, h)
+}
+
+// serve serves the endpoint h on ln until ctx ends: ServeHandler, with o
+// checked.
+func (o *Options) serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := o.server(h)
 	// Requests end when ctx does, so that open event streams do not hold
 	// up Shutdown.
@@ -191,15 +220,41 @@ func ListenAndServe(ctx context.Context, addr string, server *mcp.Server, opts *
 		return errors.New("serve: empty address")
 	}
 	o, err := opts.withDefaults()
+	var h http.Handler
+	if err == nil {
+		h, err = o.handler(server)
+	}
 	if err != nil {
 		return err
-	}
-	if server == nil {
-		return errNilServer
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	return Serve(ctx, ln, server, &o)
+	return o.serve(ctx, ln, h)
+}
+
+// ListenAndServeHandler listens on the TCP address addr and serves h
+// there until ctx ends, as ServeHandler does. It returns nil once the
+// server has stopped, and the error of net.Listen if it cannot listen.
+//
+// It returns an error, without listening, for an empty addr, a nil h, or
+// invalid options.
+func ListenAndServeHandler(ctx context.Context, addr string, h http.Handler, opts *Options) error {
+	if addr == "" {
+		return errors.New("serve: empty address")
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return err
+	}
+	eh, err := o.endpoint(h)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return o.serve(ctx, ln, eh)
 }

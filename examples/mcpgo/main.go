@@ -34,7 +34,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -45,6 +44,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpres/mcpres/mcpgo"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -128,20 +128,12 @@ func run(httpAddr string, pageSize int, tick time.Duration, logger *slog.Logger)
 		}
 		return err
 	}
-	h := server.NewStreamableHTTPServer(s)
-	srv := &http.Server{Addr: httpAddr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		h.Shutdown(shutdown)
-		srv.Shutdown(shutdown)
-	}()
-	logger.Info("serving streamable HTTP", "url", "http://"+httpAddr+"/mcp")
-	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	// The edge (Origin, request-metadata headers, body limits, keep-alive,
+	// caps per caller) stands in front of mcp-go's handler, as it does of
+	// go-sdk's. mcp-go closes an idle session when the edge forgets it.
+	h := server.NewStreamableHTTPServer(s, server.WithSessionIdleTTL(serve.DefaultSessionTimeout))
+	defer h.Shutdown(context.Background())
+	return serve.ListenAndServeHandler(ctx, httpAddr, h, &serve.Options{Logger: logger, Registry: reg})
 }
 
 // newRegistry returns a registry configured by opts, holding the

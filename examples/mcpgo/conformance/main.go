@@ -44,8 +44,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"sync"
@@ -57,6 +55,7 @@ import (
 	"github.com/mcpres/mcpres/internal/conformance"
 	"github.com/mcpres/mcpres/mcpgo"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 )
 
 func main() {
@@ -105,29 +104,9 @@ func run(httpAddr string, update time.Duration, logger *slog.Logger) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", httpAddr)
-	if err != nil {
-		return err
-	}
-	h := server.NewStreamableHTTPServer(s)
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		h.Shutdown(shutdown)
-		srv.Shutdown(shutdown)
-	}()
-	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	<-done
-	return nil
+	h := server.NewStreamableHTTPServer(s, server.WithSessionIdleTTL(serve.DefaultSessionTimeout))
+	defer h.Shutdown(context.Background())
+	return serve.ListenAndServeHandler(ctx, httpAddr, h, &serve.Options{Logger: logger, Registry: reg})
 }
 
 // newServer returns the mcp-go server of the registry's resources, with

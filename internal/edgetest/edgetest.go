@@ -1,0 +1,410 @@
+// Package edgetest is the suite that holds the HTTP edge (package serve)
+// in front of a handler of the streamable HTTP transport, over real HTTP.
+// The tests of package serve run it on go-sdk's handler; those of module
+// mcpgo run it on mark3labs/mcp-go's. One suite, so that a rule holds
+// the same on every SDK, or the difference is written down where the
+// suite is run.
+package edgetest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpres/mcpres/audit"
+	"github.com/mcpres/mcpres/internal/protocol"
+	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// NewHandler returns the handler under test: the SDK's handler of a
+// server that serves reg, behind serve.Guard with opts. It fails t if it
+// cannot.
+type NewHandler func(t *testing.T, reg *resource.Registry, opts *serve.Options) http.Handler
+
+// Eras are the protocol versions the suite speaks, one of each era.
+var Eras = []string{"2025-06-18", "2025-11-25", "2026-07-28"}
+
+// Run runs the suite on the handlers newHandler makes. skip names the
+// subtests the handler cannot pass, each with why; Run skips them saying
+// so.
+func Run(t *testing.T, newHandler NewHandler, skip map[string]string) {
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, *fixture)
+	}{
+		{"Origin", testOrigin},
+		{"CORS", testCORS},
+		{"Metadata", testMetadata},
+		{"BodyLimit", testBodyLimit},
+		{"SlowBody", testSlowBody},
+		{"KeepAlive", testKeepAlive},
+		{"SessionCaps", testSessionCaps},
+		{"ListenCaps", testListenCaps},
+		{"CallersByAddress", testCallersByAddress},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if why, ok := skip[c.name]; ok {
+				t.Skip(why)
+			}
+			t.Parallel()
+			c.test(t, &fixture{newHandler: newHandler})
+		})
+	}
+}
+
+// A fixture serves one registry behind the edge, over loopback.
+type fixture struct {
+	newHandler NewHandler
+	url        string
+	logs       *buffer
+}
+
+// serve starts the handler with opts; callers are named by the X-Client
+// header when opts names it.
+func (f *fixture) serve(t *testing.T, opts serve.Options) {
+	t.Helper()
+	f.logs = &buffer{}
+	opts.Logger = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	reg, err := resource.NewRegistry(&resource.Options{Logger: opts.Logger})
+	require.NoError(t, err)
+	t.Cleanup(func() { reg.Close() })
+	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "edge://r/{n}", Name: "r"},
+		func(_ context.Context, _ *mcp.ReadResourceRequest, v resource.Vars) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: v.Get("n")}}}, nil
+		}))
+	opts.Registry = reg
+	ts := httptest.NewServer(f.newHandler(t, reg, &opts))
+	t.Cleanup(ts.Close)
+	f.url = ts.URL + "/mcp"
+}
+
+// post sends a POST of body with headers (a name, then its value), as a
+// client of version, and returns the answer's status and body.
+func (f *fixture) post(t *testing.T, version, body string, headers ...string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url, strings.NewReader(body))
+	require.NoError(t, err)
+	setHeaders(req, version, headers)
+	return do(t, req)
+}
+
+func setHeaders(req *http.Request, version string, headers []string) {
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if version != "" {
+		req.Header.Set(protocol.HeaderProtocolVersion, version)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Add(headers[i], headers[i+1])
+	}
+}
+
+func do(t *testing.T, req *http.Request) (int, http.Header, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, body
+}
+
+// request is the body of a request of method at version, with params
+// (nil for none), carrying the _meta a 2026-07-28 request needs.
+func request(id int, method, version string, params map[string]any) string {
+	if params == nil {
+		params = map[string]any{}
+	}
+	if version >= protocol.SessionlessSince {
+		params["_meta"] = map[string]any{
+			mcp.MetaKeyProtocolVersion:    version,
+			mcp.MetaKeyClientInfo:         map[string]string{"name": "edgetest", "version": "v1"},
+			mcp.MetaKeyClientCapabilities: map[string]any{},
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	return string(b)
+}
+
+// initialize is the body of an initialize request at version.
+func initialize(version string) string {
+	return request(1, protocol.MethodInitialize, "", map[string]any{
+		"protocolVersion": version, "capabilities": map[string]any{},
+		"clientInfo": map[string]string{"name": "edgetest", "version": "v1"},
+	})
+}
+
+// rpcError returns the JSON-RPC error in body, or fails t.
+func rpcError(t *testing.T, body []byte) *jsonrpc.Error {
+	t.Helper()
+	if i := bytes.Index(body, []byte("data: ")); i >= 0 { // an event stream
+		body = body[i+len("data: "):]
+		body = body[:bytes.IndexByte(body, '\n')]
+	}
+	var resp struct {
+		ID    any            `json:"id"`
+		Error *jsonrpc.Error `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(body, &resp), "%s", body)
+	require.NotNil(t, resp.Error, "%s", body)
+	return resp.Error
+}
+
+// A foreign or malformed Origin is refused with 403 and -32600, for every
+// method of every era, before the handler sees it; none passes.
+func testOrigin(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{})
+	for _, version := range Eras {
+		for _, origin := range []string{"https://evil.example", "null"} {
+			for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+				req, err := http.NewRequestWithContext(t.Context(), method, f.url, strings.NewReader(initialize(version)))
+				require.NoError(t, err)
+				setHeaders(req, version, []string{"Origin", origin, protocol.HeaderSessionID, "s1"})
+				status, _, body := do(t, req)
+				assert.Equal(t, http.StatusForbidden, status, "%s %s %s", version, origin, method)
+				assert.EqualValues(t, jsonrpc.CodeInvalidRequest, rpcError(t, body).Code)
+			}
+		}
+	}
+	// No Origin (a client that is not a browser), or the server's own: served.
+	status, _, _ := f.post(t, "2025-11-25", initialize("2025-11-25"))
+	assert.Equal(t, http.StatusOK, status)
+	status, _, _ = f.post(t, "2025-11-25", initialize("2025-11-25"), "Origin", strings.TrimSuffix(f.url, "/mcp"))
+	assert.Equal(t, http.StatusOK, status)
+	assert.Contains(t, f.logs.String(), "refused a request for its Origin header")
+}
+
+// An allowed origin gets its CORS preflight answered, and the headers it
+// needs to read the answer.
+func testCORS(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{AllowedOrigins: []string{"https://app.example"}})
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodOptions, f.url, nil)
+	require.NoError(t, err)
+	req.Header.Set("Origin", "https://app.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "content-type, mcp-protocol-version")
+	status, h, _ := do(t, req)
+	assert.Equal(t, http.StatusNoContent, status)
+	assert.Equal(t, "https://app.example", h.Get("Access-Control-Allow-Origin"))
+	assert.Equal(t, "GET, POST, DELETE", h.Get("Access-Control-Allow-Methods"))
+	assert.Equal(t, "content-type, mcp-protocol-version", h.Get("Access-Control-Allow-Headers"))
+
+	status, h, _ = f.post(t, "2025-11-25", initialize("2025-11-25"), "Origin", "https://app.example")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "https://app.example", h.Get("Access-Control-Allow-Origin"))
+	assert.Contains(t, h.Get("Access-Control-Expose-Headers"), "Mcp-Session-Id")
+}
+
+// Request-metadata headers that do not match the body are refused with
+// 400 and -32020 HeaderMismatch, with the request's id.
+func testMetadata(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{})
+	const modern = "2026-07-28"
+	read := request(7, "resources/read", modern, map[string]any{"uri": "edge://r/1"})
+	for name, headers := range map[string][]string{
+		"two Mcp-Name that disagree": {protocol.HeaderMethod, "resources/read", protocol.HeaderName, "edge://r/1", protocol.HeaderName, "edge://r/2"},
+		"Mcp-Name of another uri":    {protocol.HeaderMethod, "resources/read", protocol.HeaderName, "edge://r/2"},
+		"Mcp-Method of another":      {protocol.HeaderMethod, "tools/list", protocol.HeaderName, "edge://r/1"},
+		"no Mcp-Method":              {protocol.HeaderName, "edge://r/1"},
+		"Mcp-Name not Base64":        {protocol.HeaderMethod, "resources/read", protocol.HeaderName, "=?base64?***?="},
+	} {
+		status, _, body := f.post(t, modern, read, headers...)
+		assert.Equal(t, http.StatusBadRequest, status, name)
+		e := rpcError(t, body)
+		assert.EqualValues(t, protocol.CodeHeaderMismatch, e.Code, name)
+	}
+	// The same request, its headers right, and its name in Base64: served.
+	for _, name := range []string{"edge://r/1", "=?base64?ZWRnZTovL3IvMQ==?="} {
+		status, _, body := f.post(t, modern, read, protocol.HeaderMethod, "resources/read", protocol.HeaderName, name)
+		assert.Equal(t, http.StatusOK, status, "%s: %s", name, body)
+		assert.Contains(t, string(body), `"text":"1"`, name)
+	}
+	// An older header, and a body whose _meta names 2026-07-28.
+	body := request(3, "resources/list", modern, nil)
+	status, _, answer := f.post(t, "2025-11-25", body, protocol.HeaderSessionID, "s1")
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.EqualValues(t, protocol.CodeHeaderMismatch, rpcError(t, answer).Code)
+	assert.Contains(t, f.logs.String(), "refused a request for its request-metadata headers")
+}
+
+// A body longer than MaxBodyBytes is refused with 413, whether its length
+// is declared or not, and never read whole.
+func testBodyLimit(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{MaxBodyBytes: 1 << 10})
+	long := request(1, "resources/list", "2026-07-28", map[string]any{"pad": strings.Repeat("x", 2<<10)})
+	status, _, _ := f.post(t, "2026-07-28", long, protocol.HeaderMethod, "resources/list")
+	assert.Equal(t, http.StatusRequestEntityTooLarge, status, "declared length")
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url, io.MultiReader(strings.NewReader(long)))
+	require.NoError(t, err)
+	setHeaders(req, "2026-07-28", []string{protocol.HeaderMethod, "resources/list"})
+	req.ContentLength = -1 // chunked
+	status, _, _ = do(t, req)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, status, "chunked")
+}
+
+// A client that trickles its body is cut off once ReadTimeout passes,
+// while it still holds the rest: the server does not wait for it.
+func testSlowBody(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{ReadTimeout: 200 * time.Millisecond})
+	u, err := url.Parse(f.url)
+	require.NoError(t, err)
+	conn, err := net.Dial("tcp", u.Host)
+	require.NoError(t, err)
+	defer conn.Close()
+	// The headers, and a part of the body; the rest never comes.
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\n%s: 2026-07-28\r\n%s: resources/list\r\n"+
+		"Content-Length: 1000\r\n\r\n{\"jsonrpc\":\"2.0\",", u.Path, u.Host, protocol.HeaderProtocolVersion, protocol.HeaderMethod)
+	done := make(chan int, 1)
+	go func() {
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			done <- 0 // the server hung up
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	select {
+	case status := <-done:
+		assert.NotEqual(t, http.StatusOK, status)
+	case <-time.After(time.Minute):
+		t.Fatal("the server waited a minute for a trickled body")
+	}
+}
+
+// An event stream gets X-Accel-Buffering: no, and a comment once quiet.
+func testKeepAlive(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{KeepAlive: 20 * time.Millisecond})
+	body := request(1, protocol.MethodListen, "2026-07-28", map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{"edge://r/1"}}})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, strings.NewReader(body))
+	require.NoError(t, err)
+	setHeaders(req, "2026-07-28", []string{protocol.HeaderMethod, protocol.MethodListen})
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "no", resp.Header.Get("X-Accel-Buffering"))
+	lines := bufio.NewScanner(resp.Body)
+	for lines.Scan() {
+		if lines.Text() == ": keepalive" {
+			return
+		}
+	}
+	t.Fatalf("the stream ended without a keep-alive comment: %v", lines.Err())
+}
+
+// Sessions are capped per caller (429) and in all (503); a deleted
+// session frees its place.
+func testSessionCaps(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{MaxSessionsPerCaller: 2, MaxSessions: 3, ClientAddressHeader: "X-Client"})
+	open := func(caller string) (int, string) {
+		status, h, _ := f.post(t, "2025-11-25", initialize("2025-11-25"), "X-Client", caller)
+		return status, h.Get(protocol.HeaderSessionID)
+	}
+	status, first := open("mallory")
+	require.Equal(t, http.StatusOK, status)
+	require.NotEmpty(t, first)
+	status, _ = open("mallory")
+	require.Equal(t, http.StatusOK, status)
+	status, _ = open("mallory")
+	assert.Equal(t, http.StatusTooManyRequests, status, "mallory's third")
+	status, _ = open("alice")
+	require.Equal(t, http.StatusOK, status)
+	status, _ = open("bob")
+	assert.Equal(t, http.StatusServiceUnavailable, status, "a fourth in all")
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodDelete, f.url, nil)
+	require.NoError(t, err)
+	setHeaders(req, "2025-11-25", []string{protocol.HeaderSessionID, first, "X-Client", "mallory"})
+	status, _, _ = do(t, req)
+	require.Equal(t, 2, status/100, "DELETE")
+	status, _ = open("bob")
+	assert.Equal(t, http.StatusOK, status, "bob, once mallory ended one")
+	assert.Contains(t, f.logs.String(), "refused over the cap of sessions per caller")
+	assert.Contains(t, f.logs.String(), "refused over the cap of sessions in all")
+}
+
+// Listen streams are capped per caller: one more is refused with -32602.
+func testListenCaps(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{MaxListensPerCaller: 1, ClientAddressHeader: "X-Client"})
+	listen := func(caller string) (io.Closer, error) {
+		client := &http.Client{Transport: namedCaller{caller}}
+		return audit.ListenHTTP(t.Context(), client, f.url, "2026-07-28", []string{"edge://r/1"})
+	}
+	first, err := listen("mallory")
+	require.NoError(t, err)
+	_, err = listen("mallory")
+	var rpcErr *jsonrpc.Error
+	require.ErrorAs(t, err, &rpcErr)
+	assert.EqualValues(t, jsonrpc.CodeInvalidParams, rpcErr.Code)
+	other, err := listen("alice")
+	require.NoError(t, err)
+	other.Close()
+	first.Close()
+	require.Eventually(t, func() bool {
+		s, err := listen("mallory")
+		if err == nil {
+			s.Close()
+		}
+		return err == nil
+	}, time.Minute, time.Millisecond, "a place for mallory once her listen closed")
+	assert.Contains(t, f.logs.String(), "refused over the cap of listen streams per caller")
+}
+
+// Anonymous callers are told apart by address: one address is one caller.
+func testCallersByAddress(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{MaxSessionsPerCaller: 1})
+	status, _, _ := f.post(t, "2025-11-25", initialize("2025-11-25"))
+	require.Equal(t, http.StatusOK, status)
+	status, _, body := f.post(t, "2025-11-25", initialize("2025-11-25"))
+	assert.Equal(t, http.StatusTooManyRequests, status, "%s", body)
+	assert.Contains(t, f.logs.String(), "caller=address:127.0.0.1")
+}
+
+// A namedCaller sends each request with the X-Client header.
+type namedCaller struct{ name string }
+
+func (c namedCaller) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("X-Client", c.name)
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// A buffer is a bytes.Buffer safe for concurrent use.
+type buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
