@@ -116,36 +116,6 @@ func TestTenants(t *testing.T) {
 	}
 }
 
-// A caller holds at most SubscriptionOptions.MaxListensPerCaller listen
-// streams: one more is acknowledged as establishing nothing.
-func TestListenCap(t *testing.T) {
-	t.Parallel()
-	reg, err := resource.NewRegistry(&resource.Options{
-		Logger: slog.New(slog.DiscardHandler),
-		Identity: func(ctx context.Context, _ sdk.Request) string {
-			tenant, _ := ctx.Value(tenantKey{}).(string)
-			return tenant
-		},
-		Subscriptions: resource.SubscriptionOptions{MaxListensPerCaller: 1},
-	})
-	require.NoError(t, err)
-	t.Cleanup(func() { reg.Close() })
-	require.NoError(t, reg.Add(&sdk.Resource{URI: "test://a", Name: "a"}, resource.Text("a")))
-	s := server.NewMCPServer("listens", "v0.0.1", mcpgo.WithRegistry(reg))
-	ts := httptest.NewServer(server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-		return context.WithValue(ctx, tenantKey{}, r.Header.Get("X-Tenant"))
-	})))
-	t.Cleanup(ts.Close)
-	first := tenantClient(t, ts.URL+"/mcp", "red", "2026-07-28")
-	require.NoError(t, first.subscribe(t, "test://a")[0], "the first stream")
-	second := tenantClient(t, ts.URL+"/mcp", "red", "2026-07-28")
-	require.Error(t, second.subscribe(t, "test://a")[0], "a second stream of the same caller")
-	other := tenantClient(t, ts.URL+"/mcp", "blue", "2026-07-28")
-	require.NoError(t, other.subscribe(t, "test://a")[0], "another caller's stream")
-}
-
-// mcp-go's stateless streamable HTTP registers no session for a client
-// before 2026-07-28, which can then be sent nothing: its subscriptions are
 // refused, rather than accepted and never notified.
 func TestStatelessRefusesSubscriptions(t *testing.T) {
 	t.Parallel()
