@@ -1,0 +1,121 @@
+package mcpgo_test
+
+// The tests of this file drive an mcp-go server with go-sdk's client,
+// as package mcptest does for a user's CI: in process over streamable
+// HTTP (mcptest.ConnectHandler), and through the end of a 2026-07-28
+// subscriptions/listen, where a plain go-sdk client and mcp-go disagree.
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpres/mcpres/mcpgo"
+	"github.com/mcpres/mcpres/mcptest"
+	"github.com/mcpres/mcpres/resource"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// subscriptionCounts is an Observer that passes on the number of open
+// subscriptions each time it changes.
+type subscriptionCounts chan int
+
+func (subscriptionCounts) StartCall(ctx context.Context, _ *resource.Call) context.Context {
+	return ctx
+}
+func (subscriptionCounts) EndCall(context.Context, *resource.Call) {}
+func (c subscriptionCounts) Event(e resource.Event) {
+	if e.Kind == resource.EventSubscriptions {
+		c <- e.Count
+	}
+}
+
+// await waits until the number of open subscriptions is n.
+func (c subscriptionCounts) await(t *testing.T, n int) {
+	t.Helper()
+	for mcptest.Receive(t, c, "a change in the number of subscriptions") != n {
+	}
+}
+
+// A methods records the JSON-RPC method of each POST a handler is sent
+// (2026-07-28 clients name it in the Mcp-Method header), and the status
+// of the answer to each notifications/cancelled.
+type methods struct {
+	next      http.Handler
+	seen      chan string
+	cancelled chan int // the status of each answer to notifications/cancelled
+}
+
+func (m *methods) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	method := r.Header.Get("Mcp-Method")
+	if r.Method != http.MethodPost || method == "" {
+		m.next.ServeHTTP(w, r)
+		return
+	}
+	select {
+	case m.seen <- method:
+	default:
+	}
+	if method != "notifications/cancelled" {
+		m.next.ServeHTTP(w, r)
+		return
+	}
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	m.next.ServeHTTP(sw, r)
+	m.cancelled <- sw.status
+}
+
+// A statusWriter keeps the status of a response without a stream.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// listenServer serves the test registry on mcp-go's streamable HTTP
+// handler, wrapped to record the methods it is sent, and returns the
+// handler and the registry's subscription counts.
+func listenServer(t *testing.T) (*methods, subscriptionCounts) {
+	t.Helper()
+	counts := make(subscriptionCounts, 64)
+	reg, err := resource.NewRegistry(&resource.Options{Logger: slog.New(slog.DiscardHandler), Observer: counts})
+	require.NoError(t, err)
+	t.Cleanup(func() { reg.Close() })
+	require.NoError(t, reg.Add(&sdk.Resource{URI: clockURI, Name: "clock", MIMEType: "text/plain"}, resource.Text("tick")))
+	s := server.NewMCPServer("listen", "v0", mcpgo.WithRegistry(reg))
+	h := &methods{next: server.NewStreamableHTTPServer(s), seen: make(chan string, 64), cancelled: make(chan int, 4)}
+	return h, counts
+}
+
+// A plain go-sdk client ends a 2026-07-28 listen by closing its stream
+// and also sending notifications/cancelled, without the _meta a
+// 2026-07-28 message carries: mcp-go answers 400, and the client's
+// session ends, so that its next call fails. This pins the break
+// mcptest's HTTP client avoids (TestListenEnd).
+func TestListenEndBreaksPlainClient(t *testing.T) {
+	t.Parallel()
+	h, counts := listenServer(t)
+	url := mcptest.ServeHandler(t, h)
+	client := sdk.NewClient(&sdk.Implementation{Name: "plain", Version: "v0"}, nil)
+	cs, err := client.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url}, &sdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	require.NoError(t, err)
+	defer cs.Close()
+
+	require.NoError(t, cs.Subscribe(t.Context(), &sdk.SubscribeParams{URI: clockURI}))
+	counts.await(t, 1)
+	require.NoError(t, cs.Unsubscribe(t.Context(), &sdk.UnsubscribeParams{URI: clockURI}))
+	require.Equal(t, http.StatusBadRequest, mcptest.Receive(t, h.cancelled, "notifications/cancelled"),
+		"mcp-go's answer to notifications/cancelled without _meta")
+	ended := make(chan error, 1)
+	go func() { ended <- cs.Wait() }()
+	mcptest.Receive(t, ended, "the end of the client's session")
+	_, err = cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: clockURI})
+	require.ErrorContains(t, err, "client is closing")
+}
