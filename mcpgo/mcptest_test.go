@@ -119,3 +119,29 @@ func TestListenEndBreaksPlainClient(t *testing.T) {
 	_, err = cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: clockURI})
 	require.ErrorContains(t, err, "client is closing")
 }
+
+// mcptest's client ends a listen by closing its stream alone, which ends
+// the listen's subscriptions on mcp-go; the session's next call
+// succeeds, and mcp-go is sent no notifications/cancelled. In every
+// protocol era (before 2026-07-28, Unsubscribe is
+// resources/unsubscribe).
+func TestListenEnd(t *testing.T) {
+	t.Parallel()
+	for _, version := range mcptest.Versions {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			h, counts := listenServer(t)
+			cs := mcptest.ConnectHandler(t, h, version, nil)
+			for range 2 { // the session listens again after the first end
+				require.NoError(t, cs.Subscribe(t.Context(), &sdk.SubscribeParams{URI: clockURI}))
+				counts.await(t, 1)
+				require.NoError(t, cs.Unsubscribe(t.Context(), &sdk.UnsubscribeParams{URI: clockURI}))
+				counts.await(t, 0)
+				res, err := cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: clockURI})
+				require.NoError(t, err, "the call after the listen ended")
+				require.Equal(t, "tick", res.Contents[0].Text)
+			}
+			require.Empty(t, h.cancelled, "mcp-go was sent notifications/cancelled")
+		})
+	}
+}
