@@ -1,7 +1,8 @@
 // Package mcptest helps the tests of an MCP server drive the server
 // through the real protocol, as an MCP host does: in process, it connects
-// a go-sdk client to a *mcp.Server at a given protocol version (Connect);
-// out of process, it builds the server's binary, connects a go-sdk client
+// a go-sdk client to a *mcp.Server at a given protocol version (Connect),
+// or over streamable HTTP to any http.Handler, go-sdk's or mcp-go's
+// (ConnectHandler); out of process, it builds the server's binary, connects a go-sdk client
 // to it over stdio, starts it as a streamable HTTP server (StartHTTP, or
 // StartServer for a server the test reads the log of, stops or restarts)
 // and connects to that, with a bearer token if the server wants one. It
