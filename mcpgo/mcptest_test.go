@@ -19,6 +19,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// mcptest.ConnectHandler serves mcp-go's streamable HTTP handler in
+// process and connects go-sdk's client to it at each version: the
+// client lists and reads the registry through it.
+func TestConnectHandler(t *testing.T) {
+	t.Parallel()
+	reg, err := newRegistry(slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	t.Cleanup(func() { reg.Close() })
+	h := server.NewStreamableHTTPServer(server.NewMCPServer("test", "v0", mcpgo.WithRegistry(reg)))
+	for _, version := range mcptest.Versions {
+		t.Run(version, func(t *testing.T) {
+			cs := mcptest.ConnectHandler(t, h, version, nil)
+			resources, pages := mcptest.ListAll(t, cs)
+			got := make([]string, len(resources))
+			for i, r := range resources {
+				got[i] = r.URI
+			}
+			require.Equal(t, wantURIs, got)
+			require.Equal(t, 4, pages, "pages of 2")
+			res, err := cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "test://a"})
+			require.NoError(t, err)
+			require.Equal(t, "a", res.Contents[0].Text)
+		})
+	}
+}
+
 // subscriptionCounts is an Observer that passes on the number of open
 // subscriptions each time it changes.
 type subscriptionCounts chan int
