@@ -66,32 +66,22 @@ func (c subscriptionCounts) await(t *testing.T, n int) {
 	}
 }
 
-// A methods records the JSON-RPC method of each POST a handler is sent
-// (2026-07-28 clients name it in the Mcp-Method header), and the status
-// of the answer to each notifications/cancelled.
-type methods struct {
-	next      http.Handler
-	seen      chan string
-	cancelled chan int // the status of each answer to notifications/cancelled
+// A cancels passes requests to next, and the status of its answer to
+// each notifications/cancelled (which a 2026-07-28 client names in the
+// Mcp-Method header) to answered.
+type cancels struct {
+	next     http.Handler
+	answered chan int
 }
 
-func (m *methods) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	method := r.Header.Get("Mcp-Method")
-	if r.Method != http.MethodPost || method == "" {
-		m.next.ServeHTTP(w, r)
-		return
-	}
-	select {
-	case m.seen <- method:
-	default:
-	}
-	if method != "notifications/cancelled" {
-		m.next.ServeHTTP(w, r)
+func (c *cancels) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Method") != "notifications/cancelled" {
+		c.next.ServeHTTP(w, r)
 		return
 	}
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	m.next.ServeHTTP(sw, r)
-	m.cancelled <- sw.status
+	c.next.ServeHTTP(sw, r)
+	c.answered <- sw.status
 }
 
 // A statusWriter keeps the status of a response without a stream.
@@ -106,9 +96,9 @@ func (w *statusWriter) WriteHeader(status int) {
 }
 
 // listenServer serves the test registry on mcp-go's streamable HTTP
-// handler, wrapped to record the methods it is sent, and returns the
-// handler and the registry's subscription counts.
-func listenServer(t *testing.T) (*methods, subscriptionCounts) {
+// handler, wrapped to pass on its answers to notifications/cancelled, and
+// returns the handler and the registry's subscription counts.
+func listenServer(t *testing.T) (*cancels, subscriptionCounts) {
 	t.Helper()
 	counts := make(subscriptionCounts, 64)
 	reg, err := resource.NewRegistry(&resource.Options{Logger: slog.New(slog.DiscardHandler), Observer: counts})
@@ -116,7 +106,7 @@ func listenServer(t *testing.T) (*methods, subscriptionCounts) {
 	t.Cleanup(func() { reg.Close() })
 	require.NoError(t, reg.Add(&sdk.Resource{URI: clockURI, Name: "clock", MIMEType: "text/plain"}, resource.Text("tick")))
 	s := server.NewMCPServer("listen", "v0", mcpgo.WithRegistry(reg))
-	h := &methods{next: server.NewStreamableHTTPServer(s), seen: make(chan string, 64), cancelled: make(chan int, 4)}
+	h := &cancels{next: server.NewStreamableHTTPServer(s), answered: make(chan int, 4)}
 	return h, counts
 }
 
@@ -137,7 +127,7 @@ func TestListenEndBreaksPlainClient(t *testing.T) {
 	require.NoError(t, cs.Subscribe(t.Context(), &sdk.SubscribeParams{URI: clockURI}))
 	counts.await(t, 1)
 	require.NoError(t, cs.Unsubscribe(t.Context(), &sdk.UnsubscribeParams{URI: clockURI}))
-	require.Equal(t, http.StatusBadRequest, mcptest.Receive(t, h.cancelled, "notifications/cancelled"),
+	require.Equal(t, http.StatusBadRequest, mcptest.Receive(t, h.answered, "notifications/cancelled"),
 		"mcp-go's answer to notifications/cancelled without _meta")
 	ended := make(chan error, 1)
 	go func() { ended <- cs.Wait() }()
@@ -167,7 +157,7 @@ func TestListenEnd(t *testing.T) {
 				require.NoError(t, err, "the call after the listen ended")
 				require.Equal(t, "tick", res.Contents[0].Text)
 			}
-			require.Empty(t, h.cancelled, "mcp-go was sent notifications/cancelled")
+			require.Empty(t, h.answered, "mcp-go was sent notifications/cancelled")
 		})
 	}
 }
