@@ -21,22 +21,22 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// tenantKey is where the HTTP context function puts the caller's tenant.
-type tenantKey struct{}
+// tenantContext is the HTTP context function of the tests' servers: it
+// names the caller of each request by its X-Tenant header.
+func tenantContext(ctx context.Context, r *http.Request) context.Context {
+	return mcpgo.WithIdentity(ctx, r.Header.Get("X-Tenant"))
+}
 
 // tenantServer serves, over streamable HTTP, a registry whose callers
 // are named by the X-Tenant header (through mcp-go's HTTP context
-// function and Options.Identity) and see only their tenant's resources;
-// reads are limited to 3 at once, then 1 a minute.
+// function, mcpgo.WithIdentity and mcpgo.Identity) and see only their
+// tenant's resources; reads are limited to 3 at once, then 1 a minute.
 func tenantServer(t *testing.T) string {
 	t.Helper()
 	reg, err := resource.NewRegistry(&resource.Options{
 		Logger:   slog.New(slog.DiscardHandler),
 		PageSize: 2,
-		Identity: func(ctx context.Context, _ sdk.Request) string {
-			tenant, _ := ctx.Value(tenantKey{}).(string)
-			return tenant
-		},
+		Identity: mcpgo.Identity,
 		Authorize: func(_ context.Context, a resource.Access) error {
 			if a.Identity == "" || !strings.HasPrefix(a.URI, "tenant://"+a.Identity+"/") && a.URI != "" {
 				return resource.ErrDenied
@@ -51,9 +51,7 @@ func tenantServer(t *testing.T) string {
 		require.NoError(t, reg.Add(&sdk.Resource{URI: uri, Name: uri, MIMEType: "text/plain"}, resource.Text(uri)))
 	}
 	s := server.NewMCPServer("tenants", "v0.0.1", mcpgo.WithRegistry(reg))
-	h := server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-		return context.WithValue(ctx, tenantKey{}, r.Header.Get("X-Tenant"))
-	}))
+	h := server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(tenantContext))
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts.URL + "/mcp"
@@ -116,6 +114,8 @@ func TestTenants(t *testing.T) {
 	}
 }
 
+// mcp-go's stateless streamable HTTP registers no session for a client
+// before 2026-07-28, which can then be sent nothing: its subscriptions are
 // refused, rather than accepted and never notified.
 func TestStatelessRefusesSubscriptions(t *testing.T) {
 	t.Parallel()

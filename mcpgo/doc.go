@@ -25,13 +25,16 @@
 // server with resource.Registry.Attach.
 //
 // Options.Identity receives the context mcp-go serves the request with
-// (where server.WithHTTPContextFunc or server.WithStdioContextFunc put
-// what identifies the caller) and a go-sdk request whose Extra holds the
-// HTTP header; there is no verified token in Extra.TokenInfo, so
-// resource.DefaultIdentity names every caller "" on mcp-go: give
-// Options.Identity when callers must be told apart. Wrap the streamable
-// HTTP handler with resource.WithClientAddress for rate limits and caps
-// of anonymous callers by address.
+// and a go-sdk request whose Extra holds the HTTP header. mcp-go verifies
+// no token for Extra.TokenInfo, so resource.DefaultIdentity names every
+// caller "". To tell callers apart, name each request's caller with
+// WithIdentity in the server's context function
+// (server.WithHTTPContextFunc, once the request's token is verified, or
+// server.WithStdioContextFunc), and set Options.Identity to Identity,
+// which reads it back.
+//
+// Wrap the streamable HTTP handler with resource.WithClientAddress for
+// rate limits and caps of anonymous callers by address.
 //
 // # What mcp-go v1.2.1 does not let an adapter do
 //

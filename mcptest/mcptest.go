@@ -1,7 +1,8 @@
 // Package mcptest helps the tests of an MCP server drive the server
 // through the real protocol, as an MCP host does: in process, it connects
-// a go-sdk client to a *mcp.Server at a given protocol version (Connect);
-// out of process, it builds the server's binary, connects a go-sdk client
+// a go-sdk client to a *mcp.Server at a given protocol version (Connect),
+// or over streamable HTTP to any http.Handler, go-sdk's or mcp-go's
+// (ConnectHandler); out of process, it builds the server's binary, connects a go-sdk client
 // to it over stdio, starts it as a streamable HTTP server (StartHTTP, or
 // StartServer for a server the test reads the log of, stops or restarts)
 // and connects to that, with a bearer token if the server wants one. It
@@ -304,14 +305,19 @@ func (s *Server) Kill() {
 // server: every request carries token in an "Authorization: Bearer"
 // header, as from an MCP host configured with one (no header if token is
 // ""), and its idle connections are closed when t ends, so that a server
-// stopped afterwards is not kept waiting for them.
+// stopped afterwards is not kept waiting for them. A go-sdk client of
+// 2026-07-28 or later that uses it ends a request (a call given up, a
+// subscriptions/listen ended by Unsubscribe) only by closing the
+// request's stream, as that version's transport says: HTTPClient
+// answers the notifications/cancelled go-sdk posts after closing it
+// with 202 Accepted, and does not send it.
 func HTTPClient(t testing.TB, token string) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
 	if token == "" {
-		return &http.Client{Transport: tr}
+		return &http.Client{Transport: cancelByClosing{next: tr}}
 	}
-	return &http.Client{Transport: bearer{token: token, next: tr}}
+	return &http.Client{Transport: cancelByClosing{next: bearer{token: token, next: tr}}}
 }
 
 // bearer sends every request with a bearer token.
@@ -328,10 +334,12 @@ func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // ConnectHTTP connects a go-sdk client with opts (nil for none) to the
 // streamable HTTP endpoint url (such as "http://" + the address StartHTTP
-// returns), presenting token as HTTPClient does, and asking for protocol
+// returns), over HTTPClient's client with token, and asking for protocol
 // version; it returns the session, which is closed when t ends. It does
 // not check which version the server chose. It fails t if the client
-// cannot connect.
+// cannot connect. A 2026-07-28 session stays usable after Unsubscribe
+// ends a listen, on a server that would refuse go-sdk's
+// notifications/cancelled (see HTTPClient).
 func ConnectHTTP(t testing.TB, url, token, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "v0"}, opts)

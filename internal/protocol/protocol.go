@@ -32,6 +32,12 @@ const (
 	// unknown resource with -32602 Invalid params rather than -32002
 	// (2026-07-28, SEP-2164).
 	NotFoundInvalidParamsSince = Version20260728
+	// CancelByClosingSince is the first version whose client, over
+	// streamable HTTP, cancels a request by closing its response stream:
+	// "closing the SSE response stream is itself the cancellation signal
+	// and no notifications/cancelled message is expected" (2026-07-28,
+	// transports).
+	CancelByClosingSince = Version20260728
 )
 
 // HTTP headers of the streamable HTTP transport.
@@ -99,4 +105,8 @@ const (
 	// NotificationSubscriptionsAcknowledged is the first message of a
 	// subscriptions/listen stream (2026-07-28).
 	NotificationSubscriptionsAcknowledged = "notifications/subscriptions/acknowledged"
+	// NotificationCancelled cancels a request the sender made (utilities,
+	// cancellation, since 2024-11-05). Over streamable HTTP from
+	// 2026-07-28 a client sends none: see CancelByClosingSince.
+	NotificationCancelled = "notifications/cancelled"
 )
