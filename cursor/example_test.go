@@ -292,3 +292,46 @@ b2xkIGtleSwgZHJvcHBlZCBvbmNlIGEgVFRMIGhhcyBwYXNzZWQ=
 	// file:///a.txt <nil>
 	// true
 }
+
+// A server makes its codec at start-up: with the keys of the file a flag
+// names, else of $MCPRES_CURSOR_KEYS, else a random key. It warns of a
+// random key if its clients may come back after a restart, or reach
+// another replica: over HTTP, say.
+func ExampleLoadCodec() {
+	// The file an operator wrote (in production, say
+	// /etc/mcpres/cursor-keys, readable by the server alone).
+	dir, err := os.MkdirTemp("", "example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	keyFile := filepath.Join(dir, "cursor-keys") // from a flag, perhaps empty
+	if err := os.WriteFile(keyFile, []byte("Y3VycmVudCBrZXksIDMyIHJhbmRvbSBieXRlcyAhISE=\n"), 0o600); err != nil {
+		log.Fatal(err)
+	}
+	overHTTP := true
+
+	opts := &cursor.Options{TTL: 24 * time.Hour}
+	codec, from, err := cursor.LoadCodec(keyFile, cursor.KeysEnv, opts)
+	if err != nil {
+		log.Fatal(err) // do not start with keys other replicas may not have
+	}
+	switch {
+	case from != "":
+		fmt.Println("list cursor keys from", strings.Replace(from, keyFile, "cursor-keys", 1))
+	case overHTTP: // cursors that end with the process
+		fmt.Println("warning: no cursor keys; give -cursor-keys FILE or $" + cursor.KeysEnv)
+	}
+
+	// The next start, or another replica, takes the cursors it issues.
+	next, _, err := cursor.LoadCodec(keyFile, cursor.KeysEnv, opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c := codec.Encode("resources/list", "", cursor.Position{Key: "file:///a.txt"})
+	p, err := next.Decode("resources/list", "", c)
+	fmt.Println(p.Key, err)
+	// Output:
+	// list cursor keys from file cursor-keys (1 key)
+	// file:///a.txt <nil>
+}

@@ -10,7 +10,7 @@ import (
 
 // KeysEnv is the environment variable that, by convention, holds a
 // server's cursor keys, in the form ParseKeys reads: the name the
-// package's examples pass to LoadKeys.
+// package's examples pass to LoadCodec.
 const KeysEnv = "MCPRES_CURSOR_KEYS"
 
 // ParseKeys returns the cursor keys text lists, in order, for
@@ -134,4 +134,34 @@ func LoadKeys(path, envVar string) ([][]byte, string, error) {
 		plural = ""
 	}
 	return keys, fmt.Sprintf("%s (%d key%s)", from, len(keys), plural), nil
+}
+
+// LoadCodec returns a Codec with the keys LoadKeys finds at path or in
+// the environment variable envVar, and where they came from, as LoadKeys
+// says it. If neither gives keys, from is "" and the Codec holds a random
+// key: its cursors end with the process. A server whose clients may come
+// back after a restart, or reach another replica, should then warn.
+// opts, which may be nil, sets the rest (TTL, Now); LoadCodec does not
+// change it.
+//
+// LoadCodec returns an error if opts.Keys is not empty (the keys come
+// from path or envVar), or as LoadKeys or NewCodec does: a server should
+// then not start.
+func LoadCodec(path, envVar string, opts *Options) (codec *Codec, from string, err error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if len(o.Keys) > 0 {
+		return nil, "", errors.New("cursor: LoadCodec reads the keys itself: leave Options.Keys empty")
+	}
+	o.Keys, from, err = LoadKeys(path, envVar)
+	if err != nil {
+		return nil, "", err
+	}
+	codec, err = NewCodec(&o)
+	if err != nil {
+		return nil, "", err
+	}
+	return codec, from, nil
 }

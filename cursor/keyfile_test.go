@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/stretchr/testify/assert"
@@ -181,4 +182,87 @@ func TestKeysEnv(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [][]byte{key32, key16}, keys)
 	assert.Equal(t, "$MCPRES_CURSOR_KEYS (2 keys)", from)
+}
+
+// A codec LoadCodec makes at one start accepts the cursors of one made at
+// the next from the same keys, from a file or the environment, the file
+// first; with neither, each start has its own random key, and says so.
+func TestLoadCodec(t *testing.T) {
+	std := base64.StdEncoding
+	file := filepath.Join(t.TempDir(), "keys")
+	// The new key first, the old one after it: a rotation in progress.
+	require.NoError(t, os.WriteFile(file, []byte("# newest first\n"+std.EncodeToString(key32)+"\n"+std.EncodeToString(key16)+"\n"), 0o600))
+	const env = "MCPRES_TEST_CURSOR_KEYS"
+	old, err := cursor.NewCodec(&cursor.Options{Keys: [][]byte{key16}})
+	require.NoError(t, err)
+	p := cursor.Position{Source: "s", Key: "file:///b.txt"}
+
+	for _, tc := range []struct {
+		name, path, env, from string
+		resumes, oldResumes   bool
+	}{
+		{"file", file, "", "file " + file + " (2 keys)", true, true},
+		{"file over env", file, std.EncodeToString(key24), "file " + file + " (2 keys)", true, true},
+		{"env", "", std.EncodeToString(key24), "$" + env + " (1 key)", true, false},
+		{"none", "", "", "", false, false},
+	} {
+		t.Setenv(env, tc.env)
+		before, from, err := cursor.LoadCodec(tc.path, env, nil)
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, tc.from, from, tc.name)
+		after, _, err := cursor.LoadCodec(tc.path, env, nil) // a restart, or another replica
+		require.NoError(t, err, tc.name)
+
+		got, err := after.Decode("resources/list", "", before.Encode("resources/list", "", p))
+		if tc.resumes {
+			assert.NoError(t, err, "%s: a cursor across the restart", tc.name)
+			assert.Equal(t, p, got, tc.name)
+		} else {
+			assert.ErrorIs(t, err, cursor.ErrUnknownKey, "%s: a cursor across the restart", tc.name)
+		}
+		_, err = after.Decode("resources/list", "", old.Encode("resources/list", "", p))
+		assert.Equal(t, tc.oldResumes, err == nil, "%s: a cursor of the old key: %v", tc.name, err)
+	}
+
+	// opts sets the rest, and is left as it was.
+	opts := &cursor.Options{TTL: time.Minute}
+	codec, _, err := cursor.LoadCodec(file, "", opts)
+	require.NoError(t, err)
+	assert.Equal(t, &cursor.Options{TTL: time.Minute}, opts)
+	noTTL, _, err := cursor.LoadCodec(file, "", nil)
+	require.NoError(t, err)
+	_, err = codec.Decode("resources/list", "", noTTL.Encode("resources/list", "", p))
+	assert.ErrorIs(t, err, cursor.ErrInvalid, "a cursor without an expiry, to a codec with a TTL")
+}
+
+// Keys that cannot be had, or a bad option, give no codec and an error
+// that says why, never the keys.
+func TestLoadCodecErrors(t *testing.T) {
+	dir := t.TempDir()
+	const env = "MCPRES_TEST_CURSOR_KEYS"
+	secret := base64.StdEncoding.EncodeToString([]byte("fifteen bytes!!"))
+	short := filepath.Join(dir, "short")
+	require.NoError(t, os.WriteFile(short, []byte(secret+"\n"), 0o600))
+	good := base64.StdEncoding.EncodeToString(key32)
+
+	for _, tc := range []struct {
+		name, path, env string
+		opts            *cursor.Options
+		says            string
+	}{
+		{"missing file", filepath.Join(dir, "missing"), good, nil, "cursor: reading keys: open " + filepath.Join(dir, "missing")},
+		{"short key in the file", short, good, nil, "cursor: keys in file " + short + ": key 1 (line 1) is 15 bytes, fewer than 16"},
+		{"short key in the environment", "", secret, nil, "cursor: keys in $" + env + ": key 1 (line 1) is 15 bytes, fewer than 16"},
+		{"keys in opts", "", good, &cursor.Options{Keys: [][]byte{key32}}, "cursor: LoadCodec reads the keys itself: leave Options.Keys empty"},
+		{"negative TTL", "", good, &cursor.Options{TTL: -time.Second}, "cursor: negative TTL -1s"},
+	} {
+		t.Setenv(env, tc.env)
+		codec, from, err := cursor.LoadCodec(tc.path, env, tc.opts)
+		assert.ErrorContains(t, err, tc.says, tc.name)
+		assert.Nil(t, codec, tc.name)
+		assert.Empty(t, from, tc.name)
+		if err != nil {
+			assert.NotContains(t, err.Error(), secret[:8], tc.name)
+		}
+	}
 }
