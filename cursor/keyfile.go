@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 )
@@ -164,4 +165,24 @@ func LoadCodec(path, envVar string, opts *Options) (codec *Codec, from string, e
 		return nil, "", err
 	}
 	return codec, from, nil
+}
+
+// LogKeys logs on logger the one line a server writes at start-up about
+// the keys of its list cursors, never the keys: where they came from
+// (from, as LoadCodec returns it), at Info. If from is "" the codec has a
+// random key: LogKeys says so at Warn if shared is true (its clients may
+// come back after a restart, or reach another replica, as over HTTP),
+// with a hint to give keys in where (such as "-cursor-keys FILE or
+// $MCPRES_CURSOR_KEYS"), and at Info if not. A nil logger logs nothing.
+func LogKeys(logger *slog.Logger, from string, shared bool, where string) {
+	switch {
+	case logger == nil:
+	case from != "":
+		logger.Info("list cursors use the keys given", "from", from)
+	case shared:
+		logger.Warn("no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica",
+			"hint", "give keys with "+where+": one base64 key a line; make one with: head -c 32 /dev/urandom | base64")
+	default:
+		logger.Info("no cursor keys given: list cursors use a random key, valid while this process runs")
+	}
 }

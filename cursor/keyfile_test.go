@@ -3,6 +3,7 @@ package cursor_test
 import (
 	"bytes"
 	"encoding/base64"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -265,4 +266,26 @@ func TestLoadCodecErrors(t *testing.T) {
 			assert.NotContains(t, err.Error(), secret[:8], tc.name)
 		}
 	}
+}
+
+// LogKeys writes one line, never a key: where the keys came from, or that
+// there are none, as a warning only where cursors must outlive the
+// process.
+func TestLogKeys(t *testing.T) {
+	for _, tc := range []struct {
+		from   string
+		shared bool
+		want   string
+	}{
+		{"file /etc/keys (2 keys)", true, `level=INFO msg="list cursors use the keys given" from="file /etc/keys (2 keys)"`},
+		{"$K (1 key)", false, `level=INFO msg="list cursors use the keys given" from="$K (1 key)"`},
+		{"", true, `level=WARN msg="no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica" hint="give keys with -k FILE or $K: one base64 key a line;`},
+		{"", false, `level=INFO msg="no cursor keys given: list cursors use a random key, valid while this process runs"`},
+	} {
+		var out bytes.Buffer
+		cursor.LogKeys(slog.New(slog.NewTextHandler(&out, nil)), tc.from, tc.shared, "-k FILE or $K")
+		assert.Equal(t, 1, strings.Count(out.String(), "\n"), "one line: %s", out.String())
+		assert.Contains(t, out.String(), tc.want)
+	}
+	cursor.LogKeys(nil, "", true, "-k FILE") // no logger: nothing, and no panic
 }
