@@ -240,7 +240,7 @@ func TestCursorKeysAcrossRestart(t *testing.T) {
 	}{
 		{"file", []string{"-cursor-keys", keyFile}, "", true, []string{`level=INFO msg="list cursors use the keys given"`, keyFile}},
 		{"env", nil, key, true, []string{`level=INFO msg="list cursors use the keys given"`, "$" + cursor.KeysEnv}},
-		{"none", nil, "", false, []string{`level=WARN msg="no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica;`,
+		{"none", nil, "", false, []string{`level=WARN msg="no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica"`,
 			"-cursor-keys FILE", "$" + cursor.KeysEnv}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
