@@ -3,7 +3,8 @@
 // any number of sorted sources (in-memory collections, database tables) as
 // one ordered list. IntKey and TimeKey make keys that sort bytewise as
 // numbers and times do, for providers that list database rows; LoadKeys
-// reads the cursor keys replicas share from a file or the environment.
+// reads the cursor keys replicas share from a file or the environment,
+// and LoadCodec makes a Codec of them.
 //
 // A cursor records where a page ended: the source and the key of its last
 // item. The next page continues after that key (keyset, never an offset),

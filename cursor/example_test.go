@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -291,4 +292,55 @@ b2xkIGtleSwgZHJvcHBlZCBvbmNlIGEgVFRMIGhhcyBwYXNzZWQ=
 	// cursor keys from file cursor-keys (2 keys)
 	// file:///a.txt <nil>
 	// true
+}
+
+// A server makes its codec at start-up: with the keys of the file a flag
+// names, else of $MCPRES_CURSOR_KEYS, else a random key. It logs which,
+// with a warning for a random key if its clients may come back after a
+// restart, or reach another replica: over HTTP, say.
+func ExampleLoadCodec() {
+	// The file an operator wrote (in production, say
+	// /etc/mcpres/cursor-keys, readable by the server alone).
+	dir, err := os.MkdirTemp("", "example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	keyFile := filepath.Join(dir, "cursor-keys") // from a flag, perhaps empty
+	if err := os.WriteFile(keyFile, []byte("Y3VycmVudCBrZXksIDMyIHJhbmRvbSBieXRlcyAhISE=\n"), 0o600); err != nil {
+		log.Fatal(err)
+	}
+	overHTTP := true
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{} // for the example's output: always the same
+		}
+		if a.Key == "from" {
+			a.Value = slog.StringValue(strings.Replace(a.Value.String(), dir, "…", 1))
+		}
+		return a
+	}}))
+
+	opts := &cursor.Options{TTL: 24 * time.Hour}
+	codec, from, err := cursor.LoadCodec(keyFile, cursor.KeysEnv, opts)
+	if err != nil {
+		log.Fatal(err) // do not start with keys other replicas may not have
+	}
+	cursor.LogKeys(logger, from, overHTTP, "-cursor-keys FILE or $"+cursor.KeysEnv)
+
+	// The next start, or another replica, takes the cursors it issues.
+	next, _, err := cursor.LoadCodec(keyFile, cursor.KeysEnv, opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c := codec.Encode("resources/list", "", cursor.Position{Key: "file:///a.txt"})
+	p, err := next.Decode("resources/list", "", c)
+	fmt.Println(p.Key, err)
+
+	// Without keys, the codec has a random key, and the server warns.
+	cursor.LogKeys(logger, "", overHTTP, "-cursor-keys FILE or $"+cursor.KeysEnv)
+	// Output:
+	// level=INFO msg="list cursors use the keys given" from="file …/cursor-keys (1 key)"
+	// file:///a.txt <nil>
+	// level=WARN msg="no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica" hint="give keys with -cursor-keys FILE or $MCPRES_CURSOR_KEYS: one base64 key a line; make one with: head -c 32 /dev/urandom | base64"
 }

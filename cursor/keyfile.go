@@ -4,13 +4,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 )
 
 // KeysEnv is the environment variable that, by convention, holds a
 // server's cursor keys, in the form ParseKeys reads: the name the
-// package's examples pass to LoadKeys.
+// package's examples pass to LoadCodec.
 const KeysEnv = "MCPRES_CURSOR_KEYS"
 
 // ParseKeys returns the cursor keys text lists, in order, for
@@ -134,4 +135,54 @@ func LoadKeys(path, envVar string) ([][]byte, string, error) {
 		plural = ""
 	}
 	return keys, fmt.Sprintf("%s (%d key%s)", from, len(keys), plural), nil
+}
+
+// LoadCodec returns a Codec with the keys LoadKeys finds at path or in
+// the environment variable envVar, and where they came from, as LoadKeys
+// says it. If neither gives keys, from is "" and the Codec holds a random
+// key: its cursors end with the process. A server whose clients may come
+// back after a restart, or reach another replica, should then warn.
+// opts, which may be nil, sets the rest (TTL, Now); LoadCodec does not
+// change it.
+//
+// LoadCodec returns an error if opts.Keys is not empty (the keys come
+// from path or envVar), or as LoadKeys or NewCodec does: a server should
+// then not start.
+func LoadCodec(path, envVar string, opts *Options) (codec *Codec, from string, err error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if len(o.Keys) > 0 {
+		return nil, "", errors.New("cursor: LoadCodec reads the keys itself: leave Options.Keys empty")
+	}
+	o.Keys, from, err = LoadKeys(path, envVar)
+	if err != nil {
+		return nil, "", err
+	}
+	codec, err = NewCodec(&o)
+	if err != nil {
+		return nil, "", err
+	}
+	return codec, from, nil
+}
+
+// LogKeys logs on logger the one line a server writes at start-up about
+// the keys of its list cursors, never the keys: where they came from
+// (from, as LoadCodec returns it), at Info. If from is "" the codec has a
+// random key: LogKeys says so at Warn if shared is true (its clients may
+// come back after a restart, or reach another replica, as over HTTP),
+// with a hint to give keys in where (such as "-cursor-keys FILE or
+// $MCPRES_CURSOR_KEYS"), and at Info if not. A nil logger logs nothing.
+func LogKeys(logger *slog.Logger, from string, shared bool, where string) {
+	switch {
+	case logger == nil:
+	case from != "":
+		logger.Info("list cursors use the keys given", "from", from)
+	case shared:
+		logger.Warn("no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica",
+			"hint", "give keys with "+where+": one base64 key a line; make one with: head -c 32 /dev/urandom | base64")
+	default:
+		logger.Info("no cursor keys given: list cursors use a random key, valid while this process runs")
+	}
 }

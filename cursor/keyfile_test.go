@@ -3,10 +3,12 @@ package cursor_test
 import (
 	"bytes"
 	"encoding/base64"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/stretchr/testify/assert"
@@ -181,4 +183,109 @@ func TestKeysEnv(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [][]byte{key32, key16}, keys)
 	assert.Equal(t, "$MCPRES_CURSOR_KEYS (2 keys)", from)
+}
+
+// A codec LoadCodec makes at one start accepts the cursors of one made at
+// the next from the same keys, from a file or the environment, the file
+// first; with neither, each start has its own random key, and says so.
+func TestLoadCodec(t *testing.T) {
+	std := base64.StdEncoding
+	file := filepath.Join(t.TempDir(), "keys")
+	// The new key first, the old one after it: a rotation in progress.
+	require.NoError(t, os.WriteFile(file, []byte("# newest first\n"+std.EncodeToString(key32)+"\n"+std.EncodeToString(key16)+"\n"), 0o600))
+	const env = "MCPRES_TEST_CURSOR_KEYS"
+	old, err := cursor.NewCodec(&cursor.Options{Keys: [][]byte{key16}})
+	require.NoError(t, err)
+	p := cursor.Position{Source: "s", Key: "file:///b.txt"}
+
+	for _, tc := range []struct {
+		name, path, env, from string
+		resumes, oldResumes   bool
+	}{
+		{"file", file, "", "file " + file + " (2 keys)", true, true},
+		{"file over env", file, std.EncodeToString(key24), "file " + file + " (2 keys)", true, true},
+		{"env", "", std.EncodeToString(key24), "$" + env + " (1 key)", true, false},
+		{"none", "", "", "", false, false},
+	} {
+		t.Setenv(env, tc.env)
+		before, from, err := cursor.LoadCodec(tc.path, env, nil)
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, tc.from, from, tc.name)
+		after, _, err := cursor.LoadCodec(tc.path, env, nil) // a restart, or another replica
+		require.NoError(t, err, tc.name)
+
+		got, err := after.Decode("resources/list", "", before.Encode("resources/list", "", p))
+		if tc.resumes {
+			assert.NoError(t, err, "%s: a cursor across the restart", tc.name)
+			assert.Equal(t, p, got, tc.name)
+		} else {
+			assert.ErrorIs(t, err, cursor.ErrUnknownKey, "%s: a cursor across the restart", tc.name)
+		}
+		_, err = after.Decode("resources/list", "", old.Encode("resources/list", "", p))
+		assert.Equal(t, tc.oldResumes, err == nil, "%s: a cursor of the old key: %v", tc.name, err)
+	}
+
+	// opts sets the rest, and is left as it was.
+	opts := &cursor.Options{TTL: time.Minute}
+	codec, _, err := cursor.LoadCodec(file, "", opts)
+	require.NoError(t, err)
+	assert.Equal(t, &cursor.Options{TTL: time.Minute}, opts)
+	noTTL, _, err := cursor.LoadCodec(file, "", nil)
+	require.NoError(t, err)
+	_, err = codec.Decode("resources/list", "", noTTL.Encode("resources/list", "", p))
+	assert.ErrorIs(t, err, cursor.ErrInvalid, "a cursor without an expiry, to a codec with a TTL")
+}
+
+// Keys that cannot be had, or a bad option, give no codec and an error
+// that says why, never the keys.
+func TestLoadCodecErrors(t *testing.T) {
+	dir := t.TempDir()
+	const env = "MCPRES_TEST_CURSOR_KEYS"
+	secret := base64.StdEncoding.EncodeToString([]byte("fifteen bytes!!"))
+	short := filepath.Join(dir, "short")
+	require.NoError(t, os.WriteFile(short, []byte(secret+"\n"), 0o600))
+	good := base64.StdEncoding.EncodeToString(key32)
+
+	for _, tc := range []struct {
+		name, path, env string
+		opts            *cursor.Options
+		says            string
+	}{
+		{"missing file", filepath.Join(dir, "missing"), good, nil, "cursor: reading keys: open " + filepath.Join(dir, "missing")},
+		{"short key in the file", short, good, nil, "cursor: keys in file " + short + ": key 1 (line 1) is 15 bytes, fewer than 16"},
+		{"short key in the environment", "", secret, nil, "cursor: keys in $" + env + ": key 1 (line 1) is 15 bytes, fewer than 16"},
+		{"keys in opts", "", good, &cursor.Options{Keys: [][]byte{key32}}, "cursor: LoadCodec reads the keys itself: leave Options.Keys empty"},
+		{"negative TTL", "", good, &cursor.Options{TTL: -time.Second}, "cursor: negative TTL -1s"},
+	} {
+		t.Setenv(env, tc.env)
+		codec, from, err := cursor.LoadCodec(tc.path, env, tc.opts)
+		assert.ErrorContains(t, err, tc.says, tc.name)
+		assert.Nil(t, codec, tc.name)
+		assert.Empty(t, from, tc.name)
+		if err != nil {
+			assert.NotContains(t, err.Error(), secret[:8], tc.name)
+		}
+	}
+}
+
+// LogKeys writes one line, never a key: where the keys came from, or that
+// there are none, as a warning only where cursors must outlive the
+// process.
+func TestLogKeys(t *testing.T) {
+	for _, tc := range []struct {
+		from   string
+		shared bool
+		want   string
+	}{
+		{"file /etc/keys (2 keys)", true, `level=INFO msg="list cursors use the keys given" from="file /etc/keys (2 keys)"`},
+		{"$K (1 key)", false, `level=INFO msg="list cursors use the keys given" from="$K (1 key)"`},
+		{"", true, `level=WARN msg="no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica" hint="give keys with -k FILE or $K: one base64 key a line;`},
+		{"", false, `level=INFO msg="no cursor keys given: list cursors use a random key, valid while this process runs"`},
+	} {
+		var out bytes.Buffer
+		cursor.LogKeys(slog.New(slog.NewTextHandler(&out, nil)), tc.from, tc.shared, "-k FILE or $K")
+		assert.Equal(t, 1, strings.Count(out.String(), "\n"), "one line: %s", out.String())
+		assert.Contains(t, out.String(), tc.want)
+	}
+	cursor.LogKeys(nil, "", true, "-k FILE") // no logger: nothing, and no panic
 }

@@ -197,7 +197,7 @@ func TestCursorsAcrossRestart(t *testing.T) {
 	require.NoError(t, os.WriteFile(oldFile, []byte("# cursor keys\n"+oldKey+"\n"), 0o600))
 	require.NoError(t, os.WriteFile(rotated, []byte("# the new key first, the old one after it\n"+newKey+"\n"+oldKey+"\n"), 0o600))
 
-	const warn = `level=WARN msg="no cursor keys given: list cursors use a random key, and will not survive a restart or reach another replica"`
+	const warn = `level=WARN msg="no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica"`
 	type server struct {
 		args []string
 		key  string // in $MCPRES_CURSOR_KEYS
@@ -208,9 +208,9 @@ func TestCursorsAcrossRestart(t *testing.T) {
 		before, after server
 		resumes       bool
 	}{
-		{"file", server{args: []string{"-cursor-keys", oldFile}, log: `msg="cursor keys loaded" from="file ` + oldFile + ` (1 key)"`},
+		{"file", server{args: []string{"-cursor-keys", oldFile}, log: `msg="list cursors use the keys given" from="file ` + oldFile + ` (1 key)"`},
 			server{args: []string{"-cursor-keys", oldFile}, log: `from="file ` + oldFile + ` (1 key)"`}, true},
-		{"env", server{key: oldKey, log: `msg="cursor keys loaded" from="$MCPRES_CURSOR_KEYS (1 key)"`},
+		{"env", server{key: oldKey, log: `msg="list cursors use the keys given" from="$MCPRES_CURSOR_KEYS (1 key)"`},
 			server{key: oldKey, log: `from="$MCPRES_CURSOR_KEYS (1 key)"`}, true},
 		{"rotated", server{args: []string{"-cursor-keys", oldFile}, log: `from="file ` + oldFile + ` (1 key)"`},
 			server{args: []string{"-cursor-keys", rotated}, log: `from="file ` + rotated + ` (2 keys)"`}, true},

@@ -29,7 +29,7 @@
 //   - serve streamable HTTP to clients of every protocol version on one
 //     URL, /mcp, each receiving its notifications (serve.ListenAndServe);
 //   - keep list cursors valid across restarts and replicas with keys from
-//     a file or the environment (cursor.LoadKeys).
+//     a file or the environment (cursor.LoadCodec).
 //
 // Run it over stdio, the way MCP hosts launch servers, from the root of
 // the mcpres repository:
@@ -128,10 +128,13 @@ func run(cfg config, logger *slog.Logger) error {
 	if cfg.maxSize <= 0 {
 		return errors.New("-max-size must be positive")
 	}
-	cursors, err := newCursorCodec(cfg.cursorKeys, cfg.httpAddr != "", logger)
+	// Every replica, and a restarted server, must hold the same keys for
+	// a client to go on with a list it began.
+	cursors, keysFrom, err := cursor.LoadCodec(cfg.cursorKeys, cursor.KeysEnv, nil)
 	if err != nil {
 		return err
 	}
+	cursor.LogKeys(logger, keysFrom, cfg.httpAddr != "", "-cursor-keys FILE or $"+cursor.KeysEnv)
 	files, err := newFileServer(cfg.root, cfg.maxSize, cfg.listCache, cfg.deny)
 	if err != nil {
 		return err
@@ -179,29 +182,6 @@ func run(cfg config, logger *slog.Logger) error {
 		return nil // interrupted
 	}
 	return err
-}
-
-// newCursorCodec returns the codec of list cursors, with the keys of the
-// file keyFile, else of $MCPRES_CURSOR_KEYS, else a random key; it logs
-// which, never the keys, with a warning for a random key over HTTP (on
-// stdio the client's session ends with the process anyway). Every replica
-// must hold the same keys, and a restarted server too, for a client to go
-// on with a list it began.
-func newCursorCodec(keyFile string, overHTTP bool, logger *slog.Logger) (*cursor.Codec, error) {
-	keys, from, err := cursor.LoadKeys(keyFile, cursor.KeysEnv)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case keys != nil:
-		logger.Info("cursor keys loaded", "from", from)
-	case overHTTP:
-		logger.Warn("no cursor keys given: list cursors use a random key, and will not survive a restart or reach another replica",
-			"hint", "give keys with -cursor-keys FILE or $"+cursor.KeysEnv+", one base64 key a line; make one with: head -c 32 /dev/urandom | base64")
-	default:
-		logger.Info("no cursor keys given: list cursors use a random key, valid while this process runs")
-	}
-	return cursor.NewCodec(&cursor.Options{Keys: keys})
 }
 
 // httpPath is where the HTTP server serves MCP: package serve's default.

@@ -70,7 +70,7 @@ func TestCursorKeys(t *testing.T) {
 	var all []*mcp.Resource
 	var first *mcp.ListResourcesResult
 	require.True(t, t.Run("first", func(t *testing.T) {
-		cs := start(t, `level=INFO msg="list cursors use the given keys" from="file `+keys+` (1 key)"`, "-cursor-keys", keys)
+		cs := start(t, `level=INFO msg="list cursors use the keys given" from="file `+keys+` (1 key)"`, "-cursor-keys", keys)
 		all, _ = mcptest.ListAll(t, cs)
 		var err error
 		first, err = cs.ListResources(t.Context(), nil)
@@ -86,7 +86,7 @@ func TestCursorKeys(t *testing.T) {
 
 	t.Run("environment", func(t *testing.T) {
 		t.Setenv(cursor.KeysEnv, oldKey)
-		cs := start(t, `level=INFO msg="list cursors use the given keys" from="$`+cursor.KeysEnv+` (1 key)"`)
+		cs := start(t, `level=INFO msg="list cursors use the keys given" from="$`+cursor.KeysEnv+` (1 key)"`)
 		require.NoError(t, mcptest.ContinueWalk(t, cs, first), "the walk continues where it stopped")
 	})
 

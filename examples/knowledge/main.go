@@ -156,25 +156,25 @@ type config struct {
 	pageSize int
 	tokens   *tokenSet // nil: no authentication
 	readRate float64   // reads a second per caller; 0: no limit
-	// cursorKeys encrypt list cursors, the first encrypting; none means
-	// a random key. keysFrom says where they come from, for the log.
-	cursorKeys [][]byte
-	keysFrom   string
+	// cursors encrypts list cursors; nil means a random key. keysFrom
+	// says where its keys come from, for the log: "" for a random key.
+	cursors  *cursor.Codec
+	keysFrom string
 }
 
-// newConfig checks the flags and loads the tokens file, if any, and the
-// cursor keys: from the file cursorKeysFile, if it is not "", else from
-// $MCPRES_CURSOR_KEYS, else none.
+// newConfig checks the flags and loads the tokens file, if any, and makes
+// the codec of list cursors, with the keys of the file cursorKeysFile, if
+// it is not "", else of $MCPRES_CURSOR_KEYS, else a random key.
 func newConfig(dbPath, httpAddr string, pageSize int, tokensFile string, readRate float64, cursorKeysFile string) (config, error) {
 	cfg := config{dbPath: dbPath, httpAddr: httpAddr, pageSize: pageSize, readRate: readRate}
 	if readRate < 0 {
 		return config{}, fmt.Errorf("-read-rate %v: want 0 (no limit) or more", readRate)
 	}
-	keys, from, err := cursor.LoadKeys(cursorKeysFile, cursor.KeysEnv)
+	cursors, from, err := cursor.LoadCodec(cursorKeysFile, cursor.KeysEnv, nil)
 	if err != nil {
 		return config{}, fmt.Errorf("cursor keys: %w", err)
 	}
-	cfg.cursorKeys, cfg.keysFrom = keys, from
+	cfg.cursors, cfg.keysFrom = cursors, from
 	if tokensFile == "" {
 		return cfg, nil
 	}
@@ -213,15 +213,7 @@ func run(cfg config, logger *slog.Logger) error {
 	} else {
 		logger.Info("opened the knowledge base", "db", path)
 	}
-	switch {
-	case len(cfg.cursorKeys) > 0:
-		logger.Info("list cursors use the given keys", "from", cfg.keysFrom) // never the keys
-	case cfg.httpAddr != "":
-		logger.Warn("no cursor keys given: list cursors use a random key, so a client's walk through resources/list does not survive a restart or continue on another replica; give -cursor-keys FILE or set $" + cursor.KeysEnv + " (one base64 key a line; make one with: head -c 32 /dev/urandom | base64)")
-	default:
-		// On stdio the client's session ends with the process anyway.
-		logger.Info("no cursor keys given: list cursors use a random key, valid while this process runs")
-	}
+	cursor.LogKeys(logger, cfg.keysFrom, cfg.httpAddr != "", "-cursor-keys FILE or $"+cursor.KeysEnv)
 
 	server, reg, err := newServer(store, cfg, logger)
 	if err != nil {
@@ -250,15 +242,10 @@ func run(cfg config, logger *slog.Logger) error {
 // its access log at Info level.
 func newServer(store *Store, cfg config, logger *slog.Logger) (*mcp.Server, *resource.Registry, error) {
 	kb := &knowledge{store: store, logger: logger, started: time.Now(), restricted: cfg.tokens != nil}
-	// No keys: a random one, whose cursors end with the process.
-	cursors, err := cursor.NewCodec(&cursor.Options{Keys: cfg.cursorKeys})
-	if err != nil {
-		return nil, nil, fmt.Errorf("cursor keys from %s: %w", cfg.keysFrom, err)
-	}
 	opts := &resource.Options{
 		Logger:     logger,
 		PageSize:   cfg.pageSize,
-		Cursors:    cursors,
+		Cursors:    cfg.cursors,
 		RateLimits: resource.RateLimits{Read: readLimit(cfg.readRate)},
 	}
 	if kb.restricted {

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/mcptest"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
@@ -63,118 +60,28 @@ func TestHTTP(t *testing.T) {
 	}
 }
 
-// A walk through resources/list started before the server restarts
-// continues after it if the server has the same cursor keys, from a file
-// or from the environment; with no keys it is refused, and the server
-// warns at start-up that it would be.
-func TestCursorKeysAcrossRestart(t *testing.T) {
-	logFile := writeTestLog(t)
-	keyFile := filepath.Join(t.TempDir(), "cursor-keys")
-	key := newKey(t)
-	// An old key after the new one: rotation in progress.
-	require.NoError(t, os.WriteFile(keyFile, []byte("# cursor keys, newest first\n"+key+"\n"+newKey(t)+"\n"), 0o600))
+// The keys of -cursor-keys make the list cursors' codec: the server says
+// where they came from at start-up, never the keys themselves, and a bad
+// file stops it. What the keys do across restarts is package cursor's to
+// test (TestLoadCodec), and the quickstart's, end to end.
+func TestCursorKeysFlag(t *testing.T) {
+	dir := t.TempDir()
+	key := base64.StdEncoding.EncodeToString([]byte("the logs example's cursor key, 32"))
+	keyFile := filepath.Join(dir, "cursor-keys")
+	require.NoError(t, os.WriteFile(keyFile, []byte(key+"\n"), 0o600))
+	t.Setenv(cursor.KeysEnv, "")
 
-	for _, tc := range []struct {
-		name    string
-		args    []string
-		env     string
-		resumes bool
-		log     []string // in the server's one line about cursors
-	}{
-		{"file", []string{"-cursor-keys", keyFile}, "", true, []string{`level=INFO msg="list cursors use the keys given"`, keyFile}},
-		{"env", nil, key, true, []string{`level=INFO msg="list cursors use the keys given"`, "$" + cursor.KeysEnv}},
-		{"none", nil, "", false, []string{`level=WARN msg="no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica;`,
-			"-cursor-keys FILE", "$" + cursor.KeysEnv}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(cursor.KeysEnv, tc.env)
-			args := append([]string{"-file", logFile, "-page-size", "3"}, tc.args...)
-
-			// The first page of each version's walk, from one server.
-			var first []*mcp.ListResourcesResult
-			t.Run("before", func(t *testing.T) {
-				s := mcptest.StartServer(t, binPath, args...)
-				for _, version := range mcptest.Versions {
-					cs := mcptest.ConnectHTTP(t, s.URL("/mcp"), "", version, nil)
-					page, err := cs.ListResources(t.Context(), nil)
-					require.NoError(t, err, version)
-					require.Len(t, page.Resources, 3, version)
-					require.NotEmpty(t, page.NextCursor, version)
-					first = append(first, page)
-				}
-				checkStartupLog(t, s, tc.log, key)
-			})
-
-			// The rest, from the next server: the walk goes on, nothing
-			// skipped or listed twice, or the cursor is refused.
-			t.Run("after", func(t *testing.T) {
-				s := mcptest.StartServer(t, binPath, args...)
-				for i, version := range mcptest.Versions {
-					t.Run(version, func(t *testing.T) {
-						cs := mcptest.ConnectHTTP(t, s.URL("/mcp"), "", version, nil)
-						err := mcptest.ContinueWalk(t, cs, first[i])
-						if tc.resumes {
-							require.NoError(t, err, "the walk across the restart")
-							return
-						}
-						var jerr *jsonrpc.Error
-						require.True(t, errors.As(err, &jerr), "want a JSON-RPC error, got %v", err)
-						require.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code)
-						mcptest.ListAll(t, cs) // a new walk is served
-					})
-				}
-				checkStartupLog(t, s, tc.log, key)
-			})
-		})
-	}
-}
-
-// A bad key file stops the server before it serves anything.
-func TestCursorKeysInvalid(t *testing.T) {
-	keyFile := filepath.Join(t.TempDir(), "cursor-keys")
-	require.NoError(t, os.WriteFile(keyFile, []byte("c2hvcnQ=\n"), 0o600)) // "short"
-	for _, tc := range []struct{ name, arg string }{
-		{"short key", keyFile},
-		{"missing file", keyFile + ".missing"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out, err := exec.Command(binPath, "-cursor-keys", tc.arg, "-http", "127.0.0.1:0").CombinedOutput()
-			var exit *exec.ExitError
-			require.True(t, errors.As(err, &exit), "want the server to fail, got %v; output:\n%s", err, out)
-			require.Equal(t, 1, exit.ExitCode())
-			require.Contains(t, string(out), `level=ERROR msg="server failed"`)
-			require.NotContains(t, string(out), "serving MCP")
-		})
-	}
-}
-
-// newKey returns a new random cursor key, base64-encoded as key files and
-// $MCPRES_CURSOR_KEYS hold it.
-func newKey(t *testing.T) string {
-	b := make([]byte, 32)
-	_, err := rand.Read(b)
-	require.NoError(t, err)
-	return base64.StdEncoding.EncodeToString(b)
-}
-
-// checkStartupLog checks the log of s once it holds the line giving the
-// URL s serves MCP on, the last it logs at start-up: that it holds one line
-// about cursors, that the line holds each of want, and that the log does
-// not reveal key.
-func checkStartupLog(t *testing.T, s *mcptest.Server, want []string, key string) {
-	t.Helper()
-	out := s.WaitLog(`msg="serving MCP over streamable HTTP" url=` + s.URL("/mcp") + "\n")
-	var lines []string
-	for line := range strings.Lines(out) {
-		if strings.Contains(line, "cursor") {
-			lines = append(lines, line)
-		}
-	}
-	require.Len(t, lines, 1, "one line about cursors; stderr:\n%s", out)
-	for _, w := range want {
-		require.Contains(t, lines[0], w)
-	}
+	s := mcptest.StartServer(t, binPath, "-file", writeTestLog(t), "-cursor-keys", keyFile)
+	out := s.WaitLog(`msg="serving MCP over streamable HTTP"`)
+	require.Contains(t, out, `level=INFO msg="list cursors use the keys given" from="file `+keyFile+` (1 key)"`)
 	require.NotContains(t, out, key)
+
+	short := filepath.Join(dir, "short")
+	require.NoError(t, os.WriteFile(short, []byte("c2hvcnQ=\n"), 0o600)) // "short"
+	out2, err := exec.Command(binPath, "-file", writeTestLog(t), "-cursor-keys", short, "-http", "127.0.0.1:0").CombinedOutput()
+	require.Error(t, err, "a key of 5 bytes; output:\n%s", out2)
+	require.Contains(t, string(out2), "fewer than 16")
+	require.NotContains(t, string(out2), "serving MCP")
 }
 
 // With -follow, one server process tells clients of every protocol version

@@ -130,10 +130,11 @@ func run(cfg config, logger *slog.Logger) error {
 	if cfg.follow < 0 {
 		return fmt.Errorf("-follow %v: want a positive duration, or 0 not to follow", cfg.follow)
 	}
-	codec, err := cursorCodec(cfg.cursorKeys, cfg.httpAddr != "", logger)
+	codec, keysFrom, err := cursor.LoadCodec(cfg.cursorKeys, cursor.KeysEnv, nil)
 	if err != nil {
 		return err
 	}
+	cursor.LogKeys(logger, keysFrom, cfg.httpAddr != "", "-cursor-keys FILE or $"+cursor.KeysEnv) // a warning over HTTP for a random key
 	path := cfg.file
 	if path == "" {
 		dir, err := os.MkdirTemp("", "mcpres-logs-")
@@ -182,28 +183,6 @@ func run(cfg config, logger *slog.Logger) error {
 		return nil // interrupted
 	}
 	return err
-}
-
-// cursorCodec returns the codec of the registry's list cursors, with the
-// keys in the file path if it is not "", else those in $MCPRES_CURSOR_KEYS
-// (cursor.KeysEnv), else with a random key, which it warns about when it
-// serves HTTP, whose clients a restart or another replica would hand a
-// cursor it refuses (on stdio the client's session ends with the process).
-func cursorCodec(path string, overHTTP bool, logger *slog.Logger) (*cursor.Codec, error) {
-	keys, from, err := cursor.LoadKeys(path, cursor.KeysEnv)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case len(keys) > 0:
-		logger.Info("list cursors use the keys given", "from", from)
-	case overHTTP:
-		logger.Warn("no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica;" +
-			" give keys with -cursor-keys FILE or $" + cursor.KeysEnv)
-	default:
-		logger.Info("no cursor keys given: list cursors use a random key, valid while this process runs")
-	}
-	return cursor.NewCodec(&cursor.Options{Keys: keys})
 }
 
 // newRegistry returns a registry serving the slices of lf, with list

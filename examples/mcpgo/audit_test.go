@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/audit"
+	"github.com/mcpres/mcpres/examples/quickstart/catalog"
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -49,7 +50,7 @@ func clientOptions(updates *audit.Updates) *mcp.ClientOptions {
 func auditOptions(updates *audit.Updates) *audit.Options {
 	return &audit.Options{
 		Updates:   updates,
-		ChangeURI: clockURI,
+		ChangeURI: catalog.ClockURI,
 		Change:    func(context.Context, string) error { return nil },
 		Wait:      5 * time.Second,
 	}

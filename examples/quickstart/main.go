@@ -1,7 +1,8 @@
 // Quickstart is a small MCP resource server built with mcpres, meant to be
 // copied as the starting point of your own.
 //
-// It shows how to:
+// It shows how to (the resources are in package catalog, next to this
+// file, which the mcp-go example serves too):
 //
 //   - register static resources in a [resource.Registry]: plain text,
 //     markdown, JSON, and a PNG image embedded with go:embed, each with a
@@ -68,70 +69,30 @@ package main
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/mcpres/mcpres/cursor"
+	"github.com/mcpres/mcpres/examples/quickstart/catalog"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/mcpres/mcpres/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// logo is a 16x16 PNG served as quickstart://static/logo.png.
-//
-//go:embed logo.png
-var logo []byte
-
-const (
-	// greetingTemplate is the URI template of the greetings.
-	greetingTemplate = "quickstart://greetings/{name}"
-	// clockURI is the resource that changes at every tick.
-	clockURI = "quickstart://clock"
-	// defaultTick is how often the clock ticks, by default.
-	defaultTick = 10 * time.Second
-)
-
-const (
-	helloText = "Hello from the mcpres quickstart server!\n"
-
-	// guideFormat is the guide, in markdown; %s is the URI of a greeting.
-	guideFormat = `# mcpres quickstart
-
-This server shows the resources an MCP host can read:
-
-- **hello.txt**: plain text
-- **guide.md**: this guide
-- **settings.json**: JSON
-- **logo.png**: a PNG image
-- **clock**: the time of the server's last tick; subscribe to it to be told of each tick
-- **greetings/{name}**: a template; try ` + "`%s`" + `
-`
-
-	settingsJSON = `{
-  "theme": "light",
-  "language": "en",
-  "features": {"greetings": true, "maxNames": 5}
-}
-`
-)
+// defaultTick is how often the clock ticks, by default.
+const defaultTick = 10 * time.Second
 
 // terminalHint is the line the server prints on stderr when it serves
 // stdio and its stdin is a terminal.
 const terminalHint = "quickstart: serving MCP on stdin/stdout for an MCP host. Try: npx @modelcontextprotocol/inspector go run ./examples/quickstart" +
 	" (or -http 127.0.0.1:8080 and http://127.0.0.1:8080/mcp). Ctrl-C quits."
-
-// names are the values offered when completing {name} in the greetings
-// template.
-var names = []string{"Ada Lovelace", "Alan Turing", "Grace Hopper", "Katherine Johnson", "Ken Thompson"}
 
 // config is what the command line chooses.
 type config struct {
@@ -173,12 +134,18 @@ func run(cfg config, logger *slog.Logger) error {
 		fmt.Fprintln(os.Stderr, terminalHint)
 	}
 
-	codec, err := cursorCodec(cfg.cursorKeys, cfg.httpAddr != "", logger)
+	// List cursors are encrypted with the keys of -cursor-keys, else of
+	// $MCPRES_CURSOR_KEYS, else a random key: the log says which, with a
+	// warning over HTTP, whose clients a restart or another replica would
+	// hand a cursor it refuses (on stdio the session ends with the process).
+	codec, keysFrom, err := cursor.LoadCodec(cfg.cursorKeys, cursor.KeysEnv, nil)
 	if err != nil {
 		return err
 	}
-	clk := newClock()
-	reg, err := newRegistry(&resource.Options{Logger: logger, Cursors: codec, PageSize: cfg.pageSize}, clk)
+	cursor.LogKeys(logger, keysFrom, cfg.httpAddr != "", "-cursor-keys FILE or $"+cursor.KeysEnv)
+	// The resources, in package catalog next to this file.
+	clk := catalog.NewClock()
+	reg, err := catalog.NewRegistry(&resource.Options{Logger: logger, Cursors: codec, PageSize: cfg.pageSize}, clk)
 	if err != nil {
 		return err
 	}
@@ -191,7 +158,7 @@ func run(cfg config, logger *slog.Logger) error {
 	// The clock ticks until run returns.
 	tickCtx, stopTicks := context.WithCancel(ctx)
 	var ticking sync.WaitGroup
-	ticking.Go(func() { clk.run(tickCtx, reg, cfg.tick, logger) })
+	ticking.Go(func() { clk.Run(tickCtx, reg, cfg.tick, logger) })
 	defer ticking.Wait()
 	defer stopTicks()
 
@@ -203,169 +170,4 @@ func run(cfg config, logger *slog.Logger) error {
 		return nil // interrupted
 	}
 	return err
-}
-
-// cursorCodec returns the codec of the registry's list cursors, with the
-// keys in the file path if it is not "", else those in $MCPRES_CURSOR_KEYS
-// (cursor.KeysEnv), else with a random key, which it warns about when it
-// serves HTTP, whose clients a restart or another replica would hand a
-// cursor it refuses (on stdio the client's session ends with the process).
-func cursorCodec(path string, overHTTP bool, logger *slog.Logger) (*cursor.Codec, error) {
-	keys, from, err := cursor.LoadKeys(path, cursor.KeysEnv)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case len(keys) > 0:
-		logger.Info("list cursors use the keys given", "from", from)
-	case overHTTP:
-		logger.Warn("no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica;" +
-			" give keys with -cursor-keys FILE or $" + cursor.KeysEnv)
-	default:
-		logger.Info("no cursor keys given: list cursors use a random key, valid while this process runs")
-	}
-	return cursor.NewCodec(&cursor.Options{Keys: keys})
-}
-
-// newRegistry returns a registry configured by opts, holding the
-// quickstart's resources; clk is quickstart://clock.
-func newRegistry(opts *resource.Options, clk *clock) (*resource.Registry, error) {
-	reg, err := resource.NewRegistry(opts)
-	if err != nil {
-		return nil, err
-	}
-
-	// A template: one read function for every URI it matches. Every
-	// greeting with a name exists; WithExists tells subscriptions so,
-	// cheaply, without reading.
-	err = reg.AddTemplate(&mcp.ResourceTemplate{
-		URITemplate: greetingTemplate,
-		Name:        "greeting",
-		Title:       "Greeting",
-		Description: "A greeting for {name}; percent-encode spaces as %20.",
-		MIMEType:    "text/plain",
-	}, readGreeting, resource.WithCompleter("name", completeName), resource.WithExists(greetingExists))
-	if err != nil {
-		reg.Close()
-		return nil, err
-	}
-
-	// The URI of one greeting, for the guide. Expand percent-encodes it
-	// as a client sends it: quickstart://greetings/Ada%20Lovelace.
-	example, err := reg.Expand(greetingTemplate, "name", names[0])
-	if err != nil {
-		reg.Close()
-		return nil, err
-	}
-	guide := fmt.Sprintf(guideFormat, example)
-
-	// Static resources: metadata, and a read function. resource.Text and
-	// resource.Bytes serve fixed content; the registry fills in each
-	// content's URI and MIME type from the metadata.
-	statics := []struct {
-		res  *mcp.Resource
-		read resource.ReadFunc
-	}{
-		{&mcp.Resource{
-			URI: "quickstart://static/hello.txt", Name: "hello.txt", Title: "Hello",
-			Description: "A plain-text greeting.", MIMEType: "text/plain", Size: int64(len(helloText)),
-		}, resource.Text(helloText)},
-		{&mcp.Resource{
-			URI: "quickstart://static/guide.md", Name: "guide.md", Title: "Guide",
-			Description: "What this server offers, in markdown.", MIMEType: "text/markdown", Size: int64(len(guide)),
-		}, resource.Text(guide)},
-		{&mcp.Resource{
-			URI: "quickstart://static/settings.json", Name: "settings.json", Title: "Settings",
-			Description: "Example settings, as JSON.", MIMEType: "application/json", Size: int64(len(settingsJSON)),
-		}, resource.Text(settingsJSON)},
-		{&mcp.Resource{
-			URI: "quickstart://static/logo.png", Name: "logo.png", Title: "Logo",
-			Description: "A 16x16 PNG logo.", MIMEType: "image/png", Size: int64(len(logo)),
-		}, resource.Bytes(logo)},
-		{&mcp.Resource{
-			URI: clockURI, Name: "clock", Title: "Clock",
-			Description: "The time of the server's last tick, which changes at every tick; subscribe to be told.", MIMEType: "text/plain",
-		}, clk.read},
-	}
-	for _, s := range statics {
-		if err := reg.Add(s.res, s.read); err != nil {
-			reg.Close()
-			return nil, err
-		}
-	}
-	return reg, nil
-}
-
-// readGreeting reads quickstart://greetings/{name}. vars holds name
-// percent-decoded: "Ada%20Lovelace" arrives as "Ada Lovelace".
-func readGreeting(ctx context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
-	name := vars.Get("name")
-	if name == "" {
-		// quickstart://greetings/ matches with an empty name. ErrNotFound
-		// is answered exactly like an unknown URI.
-		return nil, resource.ErrNotFound
-	}
-	text := fmt.Sprintf("Hello, %s!\n", name)
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: text}}}, nil
-}
-
-// greetingExists reports whether the greeting vars names exists, as
-// readGreeting would find it: every name but the empty one has one.
-func greetingExists(ctx context.Context, vars resource.Vars) (bool, error) {
-	return vars.Get("name") != "", nil
-}
-
-// completeName proposes the names that start with what the user has typed,
-// ignoring case.
-func completeName(ctx context.Context, partial string, bound map[string]string) ([]string, error) {
-	var out []string
-	for _, n := range names {
-		if strings.HasPrefix(strings.ToLower(n), strings.ToLower(partial)) {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
-// A clock is what quickstart://clock reads: how many times it has ticked,
-// and when it last did (when it was made, before its first tick).
-type clock struct {
-	mu    sync.Mutex
-	ticks int
-	last  time.Time
-}
-
-func newClock() *clock { return &clock{last: time.Now()} }
-
-// read reads quickstart://clock.
-func (c *clock) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	c.mu.Lock()
-	text := fmt.Sprintf("tick %d at %s\n", c.ticks, c.last.UTC().Format(time.RFC3339Nano))
-	c.mu.Unlock()
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: text}}}, nil
-}
-
-// run ticks every interval until ctx is done, and reports each tick to
-// reg, which notifies quickstart://clock's subscribers. A data source of
-// your own calls reg.Changed the same way when a resource changes.
-func (c *clock) run(ctx context.Context, reg *resource.Registry, interval time.Duration, logger *slog.Logger) {
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-ticker.C:
-			c.mu.Lock()
-			c.ticks++
-			c.last = now
-			c.mu.Unlock()
-			// Changed fails for a URI no client could subscribe to
-			// (a typo, a URI not built with reg.Expand): say so
-			// rather than notify no one in silence.
-			if err := reg.Changed(clockURI); err != nil {
-				logger.Error("reporting a change", "uri", clockURI, "error", err)
-			}
-		}
-	}
 }

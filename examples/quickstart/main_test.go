@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/mcpres/mcpres/cursor"
+	"github.com/mcpres/mcpres/examples/quickstart/catalog"
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,7 +37,7 @@ var wantMIME = map[string]string{
 	"quickstart://static/guide.md":      "text/markdown",
 	"quickstart://static/settings.json": "application/json",
 	"quickstart://static/logo.png":      "image/png",
-	clockURI:                            "text/plain",
+	catalog.ClockURI:                    "text/plain",
 }
 
 // Over stdio, a client of each protocol version reads everything, and is
@@ -100,7 +101,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	require.Equal(t, 16, img.Bounds().Dy())
 
 	// The clock says when it last ticked.
-	c = read(t, cs, clockURI)
+	c = read(t, cs, catalog.ClockURI)
 	require.Equal(t, "text/plain", c.MIMEType)
 	require.Regexp(t, `^tick \d+ at \d{4}-\d\d-\d\dT\S+Z\n$`, c.Text)
 
@@ -108,7 +109,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 	tmpls, err := cs.ListResourceTemplates(ctx, nil)
 	require.NoError(t, err)
 	require.Len(t, tmpls.ResourceTemplates, 1)
-	require.Equal(t, greetingTemplate, tmpls.ResourceTemplates[0].URITemplate)
+	require.Equal(t, catalog.GreetingTemplate, tmpls.ResourceTemplates[0].URITemplate)
 	require.Equal(t, "text/plain", tmpls.ResourceTemplates[0].MIMEType)
 
 	c = read(t, cs, "quickstart://greetings/Ada%20Lovelace")
@@ -127,7 +128,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 
 	// Completion of {name} filters the fixed names by prefix, ignoring case.
 	comp, err := cs.Complete(ctx, &mcp.CompleteParams{
-		Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: greetingTemplate},
+		Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: catalog.GreetingTemplate},
 		Argument: mcp.CompleteParamsArgument{Name: "name", Value: "a"},
 	})
 	require.NoError(t, err)
@@ -143,7 +144,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession, version string) {
 func subscribe(t *testing.T, cs *mcp.ClientSession, n *mcptest.Notifications, version string) {
 	t.Helper()
 	ctx := t.Context()
-	require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: clockURI}))
+	require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: catalog.ClockURI}))
 	require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "quickstart://greetings/Ada%20Lovelace"}))
 	if version < "2026-07-28" {
 		// A 2026-07-28 client subscribes in the background, and learns
@@ -156,11 +157,11 @@ func subscribe(t *testing.T, cs *mcp.ClientSession, n *mcptest.Notifications, ve
 		require.Contains(t, jerr.Message, "no such resource")
 	}
 	// The clock ticks on its own: no change to make.
-	n.WaitUpdated(t, clockURI, nil)
+	n.WaitUpdated(t, catalog.ClockURI, nil)
 	// And the updates are of changes: the clock's content moves on.
-	before := read(t, cs, clockURI).Text
-	for read(t, cs, clockURI).Text == before {
-		n.WaitUpdated(t, clockURI, nil)
+	before := read(t, cs, catalog.ClockURI).Text
+	for read(t, cs, catalog.ClockURI).Text == before {
+		n.WaitUpdated(t, catalog.ClockURI, nil)
 	}
 }
 
@@ -240,7 +241,7 @@ func TestCursorKeysAcrossRestart(t *testing.T) {
 	}{
 		{"file", []string{"-cursor-keys", keyFile}, "", true, []string{`level=INFO msg="list cursors use the keys given"`, keyFile}},
 		{"env", nil, key, true, []string{`level=INFO msg="list cursors use the keys given"`, "$" + cursor.KeysEnv}},
-		{"none", nil, "", false, []string{`level=WARN msg="no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica;`,
+		{"none", nil, "", false, []string{`level=WARN msg="no cursor keys given: list cursors use a random key, so they will not survive a restart or reach another replica"`,
 			"-cursor-keys FILE", "$" + cursor.KeysEnv}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -193,7 +193,7 @@ func requireRefused(t *testing.T, s *mcptest.Server, first *mcp.ListResourcesRes
 func requireKeysFrom(t *testing.T, s *mcptest.Server, from string, keys ...string) {
 	t.Helper()
 	log := s.WaitLog(`msg="serving MCP over streamable HTTP" url=` + s.URL(mcpPath) + "\n")
-	require.Regexp(t, `level=INFO msg="list cursors use the given keys" from="`+regexp.QuoteMeta(from)+` \(\d+ keys?\)"`, log)
+	require.Regexp(t, `level=INFO msg="list cursors use the keys given" from="`+regexp.QuoteMeta(from)+` \(\d+ keys?\)"`, log)
 	require.NotContains(t, log, "level=WARN")
 	for _, k := range keys {
 		require.NotContains(t, log, k)

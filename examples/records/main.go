@@ -140,10 +140,11 @@ func run(cfg config, logger *slog.Logger) error {
 	}
 	// The cursor keys are read before anything is opened: a missing or
 	// bad key file must not leave a database behind.
-	codec, err := cursorCodec(cfg, logger)
+	codec, keysFrom, err := cursor.LoadCodec(cfg.cursorKeys, cursor.KeysEnv, nil)
 	if err != nil {
 		return err
 	}
+	cursor.LogKeys(logger, keysFrom, cfg.httpAddr != "", "-cursor-keys FILE or $"+cursor.KeysEnv)
 	telemetryOut := io.Writer(os.Stdout)
 	if cfg.httpAddr == "" {
 		telemetryOut = os.Stderr // stdout carries the protocol
@@ -227,31 +228,6 @@ func (cfg *config) check() error {
 		}
 	}
 	return nil
-}
-
-// cursorCodec returns the codec of list cursors: with the keys of the file
-// cfg.cursorKeys names, else of $MCPRES_CURSOR_KEYS, else with a random
-// key. It logs one line saying which: at Warn for a random key served
-// over HTTP, whose cursors a restart or another replica refuses (on stdio
-// the client's session ends with the process anyway).
-func cursorCodec(cfg config, logger *slog.Logger) (*cursor.Codec, error) {
-	keys, from, err := cursor.LoadKeys(cfg.cursorKeys, cursor.KeysEnv)
-	if err != nil {
-		return nil, err
-	}
-	codec, err := cursor.NewCodec(&cursor.Options{Keys: keys})
-	if err != nil {
-		return nil, fmt.Errorf("cursor keys from %s: %w", from, err)
-	}
-	switch {
-	case len(keys) > 0:
-		logger.Info("list cursors use the given keys", "from", from)
-	case cfg.httpAddr != "":
-		logger.Warn("no cursor keys given: list cursors use a random key, so a client's list walk does not survive a restart or continue on another replica; give -cursor-keys FILE or set " + cursor.KeysEnv)
-	default:
-		logger.Info("no cursor keys given: list cursors use a random key, valid while this process runs")
-	}
-	return codec, nil
 }
 
 // newServer returns a server for st's tables, whose list cursors codec
