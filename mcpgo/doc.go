@@ -33,8 +33,16 @@
 // server.WithStdioContextFunc), and set Options.Identity to Identity,
 // which reads it back.
 //
-// Wrap the streamable HTTP handler with resource.WithClientAddress for
-// rate limits and caps of anonymous callers by address.
+// Serve mcp-go's streamable HTTP handler behind the HTTP edge of package
+// serve, as a go-sdk server is: serve.ListenAndServeHandler, or
+// serve.Guard in a mux of your own. The edge refuses pages of other
+// origins, mirrored headers that do not match the body (mcp-go compares
+// only the protocol version), oversized and trickled bodies; it keeps
+// event streams open through proxies, records each client's address for
+// rate limits of anonymous callers, and caps the sessions and listen
+// streams of each caller. Give mcp-go the edge's session timeout
+// (server.WithSessionIdleTTL(serve.DefaultSessionTimeout)). The tests of
+// this module run the edge's suite on mcp-go (TestEdgeOnMCPGo).
 //
 // # What mcp-go v1.2.1 does not let an adapter do
 //
@@ -103,11 +111,9 @@
 //     after it, with no hook between: a change reported in that instant
 //     may reach the stream before notifications/subscriptions/acknowledged.
 //     A URI the registry refuses is left out of the listen, so the
-//     acknowledgment leaves it out, as the protocol wants. A listen over
-//     the cap of streams per caller is not refused with -32602 (as on
-//     go-sdk's server) but emptied: mcp-go acknowledges it as
-//     establishing nothing, and ends it. The change: a hook after the
-//     acknowledgment is sent, and limit 1's.
+//     acknowledgment leaves it out, as the protocol wants. The change: a
+//     hook after the acknowledgment is sent. (A listen over the cap of
+//     streams per caller is refused by the edge, before mcp-go sees it.)
 //  5. mcp-go broadcasts list_changed (SendNotificationToAllClients)
 //     without waiting: a session whose notification channel is full
 //     misses it (mcp-go reports that to its OnError hooks). The registry's

@@ -25,13 +25,8 @@
 // telemetry (the module github.com/mcpres/mcpres/mcpotel is one for
 // OpenTelemetry).
 //
-// [NewHTTPHandler] serves such a server over streamable HTTP to clients
-// of every protocol version on one URL, each receiving its
-// notifications. It refuses web pages of other origins (their Origin
-// header) with 403, as the specification requires; [CheckOrigin] allows
-// the origins of a server's browser clients. Its event streams carry
-// X-Accel-Buffering: no, and a comment when quiet, so that proxies pass
-// them on and keep them open ([WithKeepAlive]). Every URI the registry
+// Package serve serves such a server over streamable HTTP, behind the
+// HTTP edge: this package speaks MCP, not HTTP. Every URI the registry
 // lists is one it accepts in a read: build instance URIs with
 // [Registry.Expand].
 //

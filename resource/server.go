@@ -22,9 +22,9 @@ import (
 //
 // Use NewServer for a server of your own; use Mount for a server made
 // elsewhere. Serve it as any go-sdk server: server.Run(ctx,
-// &mcp.StdioTransport{}) over stdio, or over streamable HTTP behind
-// NewHTTPHandler, which serves clients of every protocol version on one
-// URL with their notifications.
+// &mcp.StdioTransport{}) over stdio, or over streamable HTTP with package
+// serve, which serves clients of every protocol version on one URL with
+// their notifications.
 //
 // NewServer returns an error if impl is nil, if opts sets
 // SubscribeHandler or UnsubscribeHandler (they are the registry's), or if

@@ -102,7 +102,7 @@ func (r *Registry) deliveryOptions() delivery.Options[Access] {
 // before 2026-07-28 served over streamable HTTP without a session, as by
 // go-sdk's stateless handler) is refused with -32602 saying so, rather
 // than subscribed and never told; such a session is not offered the
-// subscribe capability either. NewHTTPHandler serves every client with a
+// subscribe capability either. Package serve serves every client with a
 // way to be notified.
 // A subscription beyond Options.RateLimits.Subscribe is refused with
 // CodeRateLimited. Subscribing twice to one URI is not an error. Each

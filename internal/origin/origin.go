@@ -4,9 +4,8 @@
 // own origin, or of one the server allows. Everything else may not: a
 // page of another origin, "null", and whatever is not an origin.
 //
-// Package resource applies the rule (resource.CheckOrigin, and
-// NewHTTPHandler by default); package serve checks its
-// Options.AllowedOrigins with it. Neither writes the rule twice.
+// Package serve applies the rule at its edge, and checks its
+// Options.AllowedOrigins with it.
 package origin
 
 import (

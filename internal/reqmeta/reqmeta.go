@@ -16,9 +16,11 @@
 //     header value may not carry, and an Mcp-Name in Base64, which go-sdk
 //     compares undecoded;
 //   - Body: a request whose header does not name 2026-07-28 or later, but
-//     whose _meta names a protocol version other than the header's.
+//     whose _meta names a protocol version other than the header's;
+//   - Mirrored: the comparison go-sdk makes, for handlers that do not
+//     make it (mark3labs/mcp-go compares only the protocol version).
 //
-// Package resource applies the rule in front of go-sdk (NewHTTPHandler).
+// Package serve applies the rule at its edge, in front of any handler.
 package reqmeta
 
 import (
