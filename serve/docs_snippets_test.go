@@ -53,12 +53,9 @@ func TestDocsSecurityWrap(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := &serve.Options{
-		Wrap: func(h http.Handler) http.Handler {
-			// Anonymous callers' rate budgets by client address; a verified caller's by identity.
-			return resource.WithClientAddress(auth.RequireBearerToken(verifyToken, nil)(h), "")
-		},
-	}
+	// The edge records each client's address: anonymous callers' rate
+	// budgets go by it, a verified caller's by identity.
+	opts := &serve.Options{Wrap: auth.RequireBearerToken(verifyToken, nil)}
 	// A real server: serve.ListenAndServe(ctx, addr, server, opts)
 	h, err := serve.Handler(server, opts)
 	if err != nil {

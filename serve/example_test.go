@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
 	"net"
@@ -10,7 +11,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/mcpres/mcpres/resource"
 	"github.com/mcpres/mcpres/serve"
@@ -156,15 +159,19 @@ func ExampleNewServer() {
 	// serve: Options.ReadTimeout: negative duration -1ns
 }
 
-// Options.Wrap puts authentication, or here the client's address (for
-// the registry's rate limits per caller), in front of the endpoint alone:
-// other paths are 404 before it.
+// Options.Wrap puts authentication, or here a header of one's own, in
+// front of the endpoint alone: other paths are 404 before it.
 func ExampleOptions_wrap() {
 	server, reg := newServer()
 	defer reg.Close()
 
 	h, err := serve.Handler(server, &serve.Options{
-		Wrap: func(h http.Handler) http.Handler { return resource.WithClientAddress(h, "") },
+		Wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				w.Header().Set("X-Served-By", "my-server")
+				h.ServeHTTP(w, req)
+			})
+		},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -177,7 +184,120 @@ func ExampleOptions_wrap() {
 		log.Fatal(err)
 	}
 	resp.Body.Close()
-	fmt.Println("/other:", resp.Status)
+	fmt.Println("/other:", resp.Status, resp.Header.Get("X-Served-By"))
 	// Output:
 	// /other: 404 Not Found
+}
+
+// Guard puts the edge in front of go-sdk's handler for every era, in a
+// mux of one's own: one URL serves clients of every protocol version,
+// each notified of the changes it subscribed to, 2025-06-18 and
+// 2025-11-25 clients in stateful sessions, 2026-07-28 clients statelessly
+// on their subscriptions/listen streams.
+func ExampleGuard() {
+	reg, err := resource.NewRegistry(&resource.Options{Subscriptions: resource.SubscriptionOptions{Window: time.Millisecond}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
+	if err := reg.Add(&mcp.Resource{URI: "docs://readme", Name: "readme"}, resource.Text("# Hello")); err != nil {
+		log.Fatal(err)
+	}
+	server, err := reg.NewServer(&mcp.Implementation{Name: "my-server"}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	h, err := serve.Guard(serve.NewGoSDKHandler(server, &mcp.StreamableHTTPOptions{
+		SessionTimeout:               30 * time.Minute, // reclaim the sessions of clients that went away
+		PropagateRequestCancellation: true,             // a 2026-07-28 request ends with its HTTP request
+	}), &serve.Options{SessionTimeout: 30 * time.Minute})
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	// A real server: serve.NewServer(mux, opts), then its ListenAndServe.
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
+
+	ctx := context.Background()
+	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
+		updated := make(chan string, 1)
+		client := mcp.NewClient(&mcp.Implementation{Name: "client"}, &mcp.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+				updated <- req.Params.URI
+			},
+		})
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp"},
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "docs://readme"}); err != nil {
+			log.Fatal(err)
+		}
+		// A 2026-07-28 client subscribes in the background: report the
+		// change until it arrives.
+		for uri := ""; uri == ""; {
+			if err := reg.Changed("docs://readme"); err != nil {
+				log.Fatal(err)
+			}
+			select {
+			case uri = <-updated:
+				fmt.Println(cs.InitializeResult().ProtocolVersion, "notified:", uri)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		cs.Close()
+	}
+	// Output:
+	// 2025-06-18 notified: docs://readme
+	// 2025-11-25 notified: docs://readme
+	// 2026-07-28 notified: docs://readme
+}
+
+// A web app served from https://app.example.com calls the server from its
+// users' browsers, which send the page's origin in the Origin header.
+// AllowedOrigins allows that origin; a page of any other origin gets 403.
+// Clients that are not browsers send no Origin, and are served.
+func ExampleOptions_allowedOrigins() {
+	server, reg := newServer()
+	defer reg.Close()
+
+	h, err := serve.Handler(server, &serve.Options{
+		AllowedOrigins: []string{"https://app.example.com"}, // "scheme://host[:port]"; a malformed one is an error
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// A real server: serve.ListenAndServe(ctx, addr, server, opts)
+	hs := httptest.NewServer(h)
+	defer hs.Close()
+
+	// What a browser sends for a page of each origin.
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"app","version":"v1"}}}`
+	for _, origin := range []string{"https://app.example.com", "https://attacker.example"} {
+		req, err := http.NewRequest(http.MethodPost, hs.URL+serve.DefaultPath, strings.NewReader(initialize))
+		if err != nil {
+			log.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Origin", origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			log.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Println(origin, "->", resp.Status)
+		if resp.StatusCode == http.StatusForbidden {
+			fmt.Println(resp.Header.Get("Content-Type"), string(body))
+		}
+	}
+	// Output:
+	// https://app.example.com -> 200 OK
+	// https://attacker.example -> 403 Forbidden
+	// application/json {"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: the Origin header names an origin this server does not accept"}}
 }

@@ -169,9 +169,9 @@ func TestHandlerWrap(t *testing.T) {
 }
 
 // The endpoint refuses a 2026-07-28 request whose request-metadata
-// headers do not match its body with 400 and -32020 HeaderMismatch (the
-// rules are resource.NewHTTPHandler's, tested there), and serves one
-// whose headers match.
+// headers do not match its body with 400 and -32020 HeaderMismatch (each
+// rule is tested in metadata_test.go), and serves one whose headers
+// match.
 func TestHandlerRequestMetadata(t *testing.T) {
 	ts := startHandler(t, newTestServer(t).Server, nil)
 	client := mcptest.HTTPClient(t, "")
@@ -283,7 +283,7 @@ func TestHandlerOrigin(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	require.Regexp(t, `level=DEBUG msg="refused a request for its Origin header" origin=http://attacker.example host=127.0.0.1:\d+ method=POST`, log.String())
+	require.Regexp(t, `level=DEBUG msg="refused a request for its Origin header" origin=http://attacker.example host=127.0.0.1:\d+ reason=".+" method=POST`, log.String())
 }
 
 // NewServer sets the limits of the options, or their defaults, and no
@@ -441,8 +441,13 @@ func TestInvalid(t *testing.T) {
 		{"negative IdleTimeout", &serve.Options{IdleTimeout: -1}, []string{"serve: Options.IdleTimeout: negative duration"}},
 		{"negative SessionTimeout", &serve.Options{SessionTimeout: -1}, []string{"serve: Options.SessionTimeout: negative duration"}},
 		{"negative ShutdownTimeout", &serve.Options{ShutdownTimeout: -1}, []string{"serve: Options.ShutdownTimeout: negative duration"}},
-		{"negative KeepAlive", &serve.Options{KeepAlive: -1}, []string{"serve: Options.KeepAlive: negative duration"}},
-		{"negative MaxHeaderBytes", &serve.Options{MaxHeaderBytes: -1}, []string{"serve: Options.MaxHeaderBytes: negative size -1"}},
+		// A negative KeepAlive is no error: it turns the comments off
+		// (TestNoKeepAliveThroughProxyIsCut).
+		{"negative MaxHeaderBytes", &serve.Options{MaxHeaderBytes: -1}, []string{"serve: Options.MaxHeaderBytes: negative number -1"}},
+		{"negative MaxBodyBytes", &serve.Options{MaxBodyBytes: -1}, []string{"serve: Options.MaxBodyBytes: negative number -1"}},
+		{"negative MaxSessionsPerCaller", &serve.Options{MaxSessionsPerCaller: -1}, []string{"serve: Options.MaxSessionsPerCaller: negative number -1"}},
+		{"negative MaxSessions", &serve.Options{MaxSessions: -1}, []string{"serve: Options.MaxSessions: negative number -1"}},
+		{"negative MaxListensPerCaller", &serve.Options{MaxListensPerCaller: -1}, []string{"serve: Options.MaxListensPerCaller: negative number -1"}},
 		{"two bad fields", &serve.Options{ReadTimeout: -1, MaxHeaderBytes: -1}, []string{"Options.ReadTimeout", "Options.MaxHeaderBytes"}},
 		{"an allowed origin with a path", &serve.Options{AllowedOrigins: []string{"*", "https://app.example.com/"}},
 			[]string{`serve: Options.AllowedOrigins[1]: "https://app.example.com/" is not an origin: it has a path`}},
