@@ -161,11 +161,6 @@ type Options struct {
 	// AccessLog configures the access log of reads, subscriptions and
 	// denials. The zero value logs them to Logger at Debug level.
 	AccessLog AccessLogOptions
-	// Audit is the former name of AccessLog, used only when AccessLog is
-	// the zero value.
-	//
-	// Deprecated: use AccessLog.
-	Audit AuditOptions
 	// Observer, if not nil, is told of every call the registry answers
 	// and of what it does outside them (notifications, subscriptions,
 	// changes from other replicas), for telemetry: see Observer. Nil
@@ -262,9 +257,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.RateKey == nil {
 		o.RateKey = DefaultRateKey
-	}
-	if o.AccessLog == (AccessLogOptions{}) {
-		o.AccessLog = o.Audit
 	}
 	o.AccessLog.Logger = cmp.Or(o.AccessLog.Logger, o.Logger)
 	if o.AccessLog.Level == nil {
