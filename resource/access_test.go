@@ -681,29 +681,6 @@ func TestAccessLogDefaults(t *testing.T) {
 	assert.Contains(t, own.String(), `msg="resource access"`)
 }
 
-// The deprecated Options.Audit still configures the access log, unless
-// Options.AccessLog is set.
-func TestAccessLogDeprecatedAudit(t *testing.T) {
-	t.Parallel()
-	read := func(opts resource.Options) string {
-		buf := new(syncBuffer)
-		opts.Logger = slog.New(slog.NewTextHandler(buf, nil)) // Info and up
-		r := newRegistry(t, &opts)
-		require.NoError(t, r.Add(&mcp.Resource{URI: "test://a", Name: "a"}, resource.Text("a")))
-		_, err := r.ReadResource(context.Background(), &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: "test://a"}})
-		require.NoError(t, err)
-		return buf.String()
-	}
-	assert.Contains(t, read(resource.Options{Audit: resource.AuditOptions{Level: slog.LevelWarn}}),
-		`level=WARN msg="resource access" op=read`, "Audit alone is used")
-	both := read(resource.Options{
-		Audit:     resource.AuditOptions{Level: slog.LevelWarn},
-		AccessLog: resource.AccessLogOptions{Level: slog.LevelError},
-	})
-	assert.Contains(t, both, `level=ERROR msg="resource access" op=read`, "AccessLog wins over Audit")
-	assert.NotContains(t, both, "level=WARN", "Audit is ignored when AccessLog is set")
-}
-
 func TestAccessLogDeniedLevel(t *testing.T) {
 	t.Parallel()
 	buf := new(syncBuffer)

@@ -39,11 +39,6 @@ type AccessLogOptions struct {
 	DeniedLevel slog.Leveler
 }
 
-// AuditOptions is the former name of AccessLogOptions.
-//
-// Deprecated: use AccessLogOptions.
-type AuditOptions = AccessLogOptions
-
 // accessLogged reports whether a call of op that came to d gets an access
 // record: every read and subscription does; a list or completion only
 // when the Authorizer denied or withheld something.

@@ -276,7 +276,7 @@ func TestSDKNotFoundError(t *testing.T) {
 	assert.Contains(t, []int64{jsonrpc.CodeInvalidParams, resource.CodeLegacyResourceNotFound}, jerr.Code, changed(8, "notFoundError"))
 	assert.JSONEq(t, `{"uri":"x://a"}`, string(jerr.Data), changed(8, "notFoundError"))
 
-	reg := newRegistry(t, &resource.Options{NotFound: resource.NotFoundLegacy})
+	reg := newRegistry(t, nil)
 	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "x://{id}", Name: "x"},
 		func(_ context.Context, req *mcp.ReadResourceRequest, _ resource.Vars) (*mcp.ReadResourceResult, error) {
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)

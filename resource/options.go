@@ -90,7 +90,6 @@ func (c Cache) apply(dst *mcp.Cacheable) {
 //	                       before 2026-07-28   2026-07-28
 //	NotFoundByVersion      -32002              -32602
 //	NotFoundInvalidParams  -32602              -32602
-//	NotFoundLegacy         -32002              -32602
 type NotFoundCode int
 
 const (
@@ -100,13 +99,6 @@ const (
 	NotFoundByVersion NotFoundCode = iota
 	// NotFoundInvalidParams answers -32602 to every client.
 	NotFoundInvalidParams
-	// NotFoundLegacy answers -32002 to clients before 2026-07-28, as
-	// NotFoundByVersion does. It once sent -32002 to every client; a
-	// 2026-07-28 client now gets -32602, since its version forbids -32002.
-	//
-	// Deprecated: it is NotFoundByVersion; use that (or leave
-	// Options.NotFound zero).
-	NotFoundLegacy
 )
 
 // Options configures a Registry. The zero value is ready to use: every
@@ -161,11 +153,6 @@ type Options struct {
 	// AccessLog configures the access log of reads, subscriptions and
 	// denials. The zero value logs them to Logger at Debug level.
 	AccessLog AccessLogOptions
-	// Audit is the former name of AccessLog, used only when AccessLog is
-	// the zero value.
-	//
-	// Deprecated: use AccessLog.
-	Audit AuditOptions
 	// Observer, if not nil, is told of every call the registry answers
 	// and of what it does outside them (notifications, subscriptions,
 	// changes from other replicas), for telemetry: see Observer. Nil
@@ -234,7 +221,7 @@ func (o Options) withDefaults() (Options, error) {
 	case o.ListChangedDelay == 0:
 		o.ListChangedDelay = DefaultListChangedDelay
 	}
-	if o.NotFound < NotFoundByVersion || o.NotFound > NotFoundLegacy {
+	if o.NotFound < NotFoundByVersion || o.NotFound > NotFoundInvalidParams {
 		bad("NotFound", fmt.Errorf("unknown NotFoundCode %d", o.NotFound))
 	}
 	if o.MIME < MIMEStrict || o.MIME > MIMEOff {
@@ -259,9 +246,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.RateKey == nil {
 		o.RateKey = DefaultRateKey
-	}
-	if o.AccessLog == (AccessLogOptions{}) {
-		o.AccessLog = o.Audit
 	}
 	o.AccessLog.Logger = cmp.Or(o.AccessLog.Logger, o.Logger)
 	if o.AccessLog.Level == nil {

@@ -24,6 +24,7 @@ func TestNewRegistryValidates(t *testing.T) {
 		"Options.MaxURILength":               {MaxURILength: -1},
 		"Options.ListChangedDelay":           {ListChangedDelay: -time.Second},
 		"Options.NotFound":                   {NotFound: 7},
+		"Options.NotFound: 2":                {NotFound: 2}, // the removed NotFoundLegacy
 		"Options.MIME":                       {MIME: -1},
 		"Options.Cache: negative":            {Cache: resource.Cache{TTL: -time.Second}},
 		"Options.Cache: unknown":             {Cache: resource.Cache{Scope: "world"}},
@@ -44,7 +45,7 @@ func TestNewRegistryValidates(t *testing.T) {
 	good := []resource.Options{
 		{},
 		{PageSize: resource.MaxPageSize, MaxURILength: 10, ListChangedDelay: time.Nanosecond},
-		{NotFound: resource.NotFoundLegacy, MIME: resource.MIMEOff, Cache: resource.Cache{TTL: time.Second, Scope: resource.Private}},
+		{NotFound: resource.NotFoundInvalidParams, MIME: resource.MIMEOff, Cache: resource.Cache{TTL: time.Second, Scope: resource.Private}},
 		{RateLimits: resource.RateLimits{Read: &resource.RateLimit{Rate: rate.Inf}, Subscribe: &resource.RateLimit{Rate: 0.5, Burst: 1}}},
 		{Subscriptions: resource.SubscriptionOptions{MaxPerSession: subscribe.NoLimit}},
 	}

@@ -347,7 +347,6 @@ func TestNotFoundCodeOption(t *testing.T) {
 	}{
 		{resource.NotFoundByVersion, resource.CodeLegacyResourceNotFound, jsonrpc.CodeInvalidParams},
 		{resource.NotFoundInvalidParams, jsonrpc.CodeInvalidParams, jsonrpc.CodeInvalidParams},
-		{resource.NotFoundLegacy, resource.CodeLegacyResourceNotFound, jsonrpc.CodeInvalidParams},
 	} {
 		reg := newRegistry(t, &resource.Options{NotFound: tc.opt})
 		forEachVersion(t, func(t *testing.T, version string) {

@@ -1,0 +1,3 @@
+module "example.com/nested" // a nested module
+
+go 1.25

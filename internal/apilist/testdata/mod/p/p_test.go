@@ -1,0 +1,4 @@
+package p
+
+// InTest is in a test file: not listed.
+func InTest() {}
