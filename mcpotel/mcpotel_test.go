@@ -14,6 +14,7 @@ import (
 	"github.com/mcpres/mcpres/mcpotel"
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
 	"github.com/mcpres/mcpres/subscribe"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -267,9 +268,11 @@ func TestSpansAndMetricsOverTheProtocol(t *testing.T) {
 			}}
 			url := ""
 			if tc.http {
-				srv := httptest.NewServer(resource.NewHTTPHandler(server, nil))
+				h, err := serve.Handler(server, &serve.Options{Logger: slog.New(slog.DiscardHandler)})
+				require.NoError(t, err)
+				srv := httptest.NewServer(h)
 				t.Cleanup(srv.Close)
-				url = srv.URL
+				url = srv.URL + serve.DefaultPath
 			}
 			cs := connect(t, server, url, tc.version, copts)
 			ctx := t.Context()

@@ -24,6 +24,6 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	defer reg.Close()
-	// Register resources, serve reg.NewServer(…) with resource.NewHTTPHandler,
+	// Register resources, serve reg.NewServer(…) with serve.ListenAndServe,
 	// and report changes with reg.Changed: every replica's subscribers hear.
 }

@@ -199,4 +199,3 @@ func TestAttachListChanged(t *testing.T) {
 		assert.Empty(t, told, "list change told after detach")
 	})
 }
-

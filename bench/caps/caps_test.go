@@ -1,4 +1,4 @@
-// Package caps measures what the caps of package resource hold a server
+// Package caps measures what the caps of packages resource and serve hold a server
 // to under the two attacks they are for, each made by one anonymous
 // client over streamable HTTP on loopback: 200 subscriptions/listen
 // streams of 1,000 URIs each, and 20,000 initialize requests whose
@@ -13,7 +13,8 @@
 // (MiB-held) and once the attacker has hung up (MiB-after), the
 // goroutines it holds at the height, what the attacker was granted, and
 // the legitimate client's 99th-percentile read latency during the attack
-// (p99-ms). caps=off lifts every cap (subscribe.NoLimit), for comparison.
+// (p99-ms). caps=off lifts every cap, the registry's and the edge's, to
+// subscribe.NoLimit (math.MaxInt), for comparison.
 package caps
 
 import (
@@ -63,9 +64,10 @@ func TestMain(m *testing.M) {
 // until its standard input closes.
 func runServer(noCaps bool) error {
 	opts := resource.Options{}
+	edge := serve.Options{Logger: slogDiscard()}
 	if noCaps {
-		opts.Subscriptions = resource.SubscriptionOptions{MaxPerCaller: subscribe.NoLimit, Max: subscribe.NoLimit, MaxListensPerCaller: subscribe.NoLimit}
-		opts.Sessions = resource.SessionOptions{MaxPerCaller: subscribe.NoLimit, Max: subscribe.NoLimit}
+		opts.Subscriptions = resource.SubscriptionOptions{MaxPerCaller: subscribe.NoLimit, Max: subscribe.NoLimit}
+		edge.MaxSessionsPerCaller, edge.MaxSessions, edge.MaxListensPerCaller = subscribe.NoLimit, subscribe.NoLimit, subscribe.NoLimit
 	}
 	opts.Logger = slogDiscard()
 	reg, err := resource.NewRegistry(&opts)
@@ -83,7 +85,7 @@ func runServer(noCaps bool) error {
 	if err != nil {
 		return err
 	}
-	endpoint, err := serve.Handler(server, &serve.Options{Logger: slogDiscard()})
+	endpoint, err := serve.Handler(server, &edge)
 	if err != nil {
 		return err
 	}
