@@ -31,6 +31,8 @@ type indexCache struct {
 	used  int64                    // bytes of the indexes held and of the reservations
 	lru   list.List                // of *cachedIndex, the most recently used first
 	byDir map[string]*list.Element // by the directory's path relative to the root
+
+	mimes mimeTable // the MIME types the notes of its indexes hold
 }
 
 // A cachedIndex is one directory's entry in an indexCache.
@@ -56,7 +58,7 @@ var (
 // newIndexCache returns a cache of at most limit bytes of indexes. A
 // limit of zero or less keeps nothing.
 func newIndexCache(limit int64) *indexCache {
-	return &indexCache{limit: max(limit, 0), byDir: make(map[string]*list.Element)}
+	return &indexCache{limit: max(limit, 0), byDir: make(map[string]*list.Element), mimes: mimeTable{ids: make(map[string]uint16)}}
 }
 
 // get returns the index of the directory rel if the cache holds one read

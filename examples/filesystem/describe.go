@@ -51,7 +51,7 @@ type pendingItem struct {
 // another) changes the directory.
 type fileNote struct {
 	changed int64  // the file's change time, in Unix nanoseconds
-	mime    uint16 // 1 + the MIME type's position in mimeTypes.names
+	mime    uint16 // 1 + the MIME type's position in the index's mimes.names
 }
 
 // note returns the MIME type noted for the file at position pos of x, and
@@ -67,18 +67,19 @@ func (x *dirIndex) note(pos int) (mime string, changed int64, ok bool) {
 	if n.mime == 0 {
 		return "", 0, false
 	}
-	return mimeTypes.name(n.mime), n.changed, true
+	return x.mimes.name(n.mime), n.changed, true
 }
 
 // setNote notes mime as the MIME type of the file at position pos of x,
 // valid while its change time is changed. It notes nothing if the file
 // system's clock was not yet sure to have passed changed at now (see
-// settled), if mimeTypes is full, or in an index without notes.
+// settled), if the cache's MIME table is full, or in an index without
+// notes.
 func (x *dirIndex) setNote(pos int, changed, now time.Time, mime string) {
 	if x.notes == nil || !settled(changed, now) {
 		return
 	}
-	id := mimeTypes.id(mime)
+	id := x.mimes.id(mime)
 	if id == 0 {
 		return
 	}
@@ -88,16 +89,13 @@ func (x *dirIndex) setNote(pos int, changed, now time.Time, mime string) {
 }
 
 // A mimeTable interns the MIME types of fileNotes: there are few of them,
-// and each note holds a small number instead of a string. It is safe for
-// concurrent use.
+// and each note holds a small number instead of a string. Each indexCache
+// has one. It is safe for concurrent use.
 type mimeTable struct {
 	mu    sync.Mutex
 	ids   map[string]uint16
 	names []string
 }
-
-// mimeTypes is the table of every fileNote.
-var mimeTypes = &mimeTable{ids: make(map[string]uint16)}
 
 // id returns the number of the MIME type mime, from 1, giving it one if
 // it has none; 0 once the table holds math.MaxUint16 types.

@@ -111,9 +111,11 @@ type dirIndex struct {
 	spans []span // the entries, in key order
 
 	// notes holds, by position, what describe found of each regular file
-	// (see fileNote), in an index the cache keeps; mu guards it.
+	// (see fileNote), in an index the cache keeps; mu guards it. mimes is
+	// the cache's table of the MIME types the notes number.
 	mu    sync.Mutex
 	notes []fileNote
+	mimes *mimeTable
 }
 
 // A span is one entry of a dirIndex: its name, names[start:end], and kind.
@@ -335,6 +337,7 @@ func (s *fileServer) index(d *os.Root, rel string, fi fs.FileInfo, now time.Time
 	if err == nil && r.grow(notesSize(idx.len())) == nil {
 		// Room for MIME notes too; an index without is still an index.
 		idx.notes = make([]fileNote, idx.len())
+		idx.mimes = &s.cache.mimes
 	}
 	switch {
 	case err == nil:

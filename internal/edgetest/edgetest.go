@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpres/mcpres/audit"
 	"github.com/mcpres/mcpres/internal/protocol"
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/mcpres/mcpres/serve"
 
@@ -56,6 +57,8 @@ func Run(t *testing.T, newHandler NewHandler, skip map[string]string) {
 		{"BodyLimit", testBodyLimit},
 		{"SlowBody", testSlowBody},
 		{"KeepAlive", testKeepAlive},
+		{"KeepAliveThroughProxy", testKeepAliveThroughProxy},
+		{"NoKeepAliveThroughProxyIsCut", testNoKeepAliveThroughProxyIsCut},
 		{"SessionCaps", testSessionCaps},
 		{"ListenCaps", testListenCaps},
 		{"CallersByAddress", testCallersByAddress},
@@ -73,7 +76,8 @@ func Run(t *testing.T, newHandler NewHandler, skip map[string]string) {
 // A fixture serves one registry behind the edge, over loopback.
 type fixture struct {
 	newHandler NewHandler
-	url        string
+	reg        *resource.Registry
+	base, url  string // the server's, and its endpoint's
 	logs       *buffer
 }
 
@@ -93,7 +97,7 @@ func (f *fixture) serve(t *testing.T, opts serve.Options) {
 	opts.Registry = reg
 	ts := httptest.NewServer(f.newHandler(t, reg, &opts))
 	t.Cleanup(ts.Close)
-	f.url = ts.URL + "/mcp"
+	f.reg, f.base, f.url = reg, ts.URL, ts.URL+"/mcp"
 }
 
 // post sends a POST of body with headers (a name, then its value), as a
@@ -380,6 +384,82 @@ func testCallersByAddress(t *testing.T, f *fixture) {
 	status, _, body := f.post(t, "2025-11-25", initialize("2025-11-25"))
 	assert.Equal(t, http.StatusTooManyRequests, status, "%s", body)
 	assert.Contains(t, f.logs.String(), "caller=address:127.0.0.1")
+}
+
+// streamEras are the versions whose clients hold a stream open to be told
+// of changes: a session's GET stream, and a 2026-07-28 listen.
+var streamEras = []string{"2025-11-25", "2026-07-28"}
+
+// watchedURI is the resource the keep-alive tests subscribe to.
+const watchedURI = "edge://r/1"
+
+// Through a reverse proxy that closes an event stream quiet for
+// proxyIdleTimeout (1 s here; 60 s, commonly, for a load balancer), the
+// stream a client of each era holds open to be told of changes (a
+// 2025-11-25 session's GET stream, a 2026-07-28 subscriptions/listen)
+// stays open past that timeout with KeepAlive shorter: more comments
+// pass than fit in it, the proxy cuts nothing, the client opens no other
+// stream, and then the update of a change arrives.
+func testKeepAliveThroughProxy(t *testing.T, f *fixture) {
+	for _, version := range streamEras {
+		t.Run(version, func(t *testing.T) {
+			f := &fixture{newHandler: f.newHandler}
+			f.serve(t, serve.Options{KeepAlive: keepAlivePeriod})
+			p := startProxy(t, f.base)
+			// Updates only: a 2026-07-28 client would listen for
+			// list_changed on a stream of its own.
+			updates := make(chan string, 10)
+			cs := mcptest.ConnectHTTP(t, p.url+"/mcp", "", version, &mcp.ClientOptions{
+				ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+					updates <- req.Params.URI
+				},
+			})
+			require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: watchedURI}))
+			stream := mcptest.Receive(t, p.opened, "the long-lived event stream, through the proxy")
+			require.Equal(t, "no", stream.header.Get("X-Accel-Buffering"))
+
+			// Each comment comes after keepAlivePeriod with nothing passed,
+			// so these span more than the proxy's idle timeout.
+			for range proxyIdleTimeout/keepAlivePeriod + 1 {
+				stream.await(t, stream.comments, "a keep-alive comment through the proxy")
+			}
+			require.NoError(t, f.reg.Changed(watchedURI))
+			require.Equal(t, watchedURI, mcptest.Receive(t, updates, "the update"))
+
+			select {
+			case <-stream.cut:
+				t.Fatal("the proxy cut the stream as idle")
+			case again := <-p.opened:
+				t.Fatalf("the client opened another long-lived stream: %s %s", again.method, again.mcpMethod)
+			default:
+			}
+		})
+	}
+}
+
+// The control: with the comments turned off, the proxy cuts the quiet
+// stream, on which no comment passed.
+func testNoKeepAliveThroughProxyIsCut(t *testing.T, f *fixture) {
+	for _, version := range streamEras {
+		t.Run(version, func(t *testing.T) {
+			f := &fixture{newHandler: f.newHandler}
+			f.serve(t, serve.Options{KeepAlive: -1})
+			p := startProxy(t, f.base)
+			cs := mcptest.ConnectHTTP(t, p.url+"/mcp", "", version, nil)
+			require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: watchedURI}))
+			stream := mcptest.Receive(t, p.opened, "the long-lived event stream, through the proxy")
+			require.Equal(t, "no", stream.header.Get("X-Accel-Buffering"), "the header stays")
+			stream.await(t, stream.cut, "the proxy's cut of the quiet stream")
+			require.Empty(t, stream.comments, "keep-alive comments")
+			if version < protocol.SessionlessSince {
+				// The session's client, cut off, opens its GET stream
+				// again; what was sent in between is lost. (go-sdk
+				// v1.8's 2026-07-28 client does not listen again: its
+				// Subscribe to the URI has ended for good.)
+				mcptest.Receive(t, p.opened, "the GET stream, opened again after the cut")
+			}
+		})
+	}
 }
 
 // A namedCaller sends each request with the X-Client header.
