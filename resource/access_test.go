@@ -136,7 +136,8 @@ func newAccessServer(t *testing.T, opts *resource.Options, sessions bool) *acces
 	handler := bearer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: true}))
 	if sessions {
-		handler = httpHandler(t, server, &serve.Options{Wrap: bearer}, nil)
+		s.url = serveHTTP(t, server, &serve.Options{Wrap: bearer})
+		return s
 	}
 	hs := httptest.NewServer(handler)
 	t.Cleanup(hs.Close)

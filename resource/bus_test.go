@@ -184,23 +184,24 @@ func TestBusAcrossHTTPReplicas(t *testing.T) {
 	t.Parallel()
 	hub := &subscribe.Hub{}
 	var regs []*resource.Registry
-	var watchers []*httpWatcher
+	var watchers []*mcptest.Notifications
 	for i, version := range allVersions {
 		reg := newRegistry(t, &resource.Options{Logger: quietLogger(),
 			Subscriptions: resource.SubscriptionOptions{Window: time.Millisecond, Bus: hub.Bus()}})
 		require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "db://users/{id}", Name: "user"}, nil2))
 		server, err := reg.NewServer(&mcp.Implementation{Name: "replica", Version: "v0"}, &mcp.ServerOptions{Logger: quietLogger()})
 		require.NoError(t, err)
-		w := connectHTTPWatcher(t, serveHTTP(t, server, nil), version)
-		require.NoError(t, w.session.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "db://users/7"}), version)
+		w := &mcptest.Notifications{}
+		cs := mcptest.ConnectHTTP(t, serveHTTP(t, server, nil), "", version, w.ClientOptions(nil))
+		require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "db://users/7"}), version)
 		require.Eventually(t, func() bool { n, _, _ := reg.SubscriptionStats(); return n == 1 }, time.Minute, time.Millisecond, "replica %d", i)
 		regs = append(regs, reg)
 		watchers = append(watchers, w)
 	}
-	for i, reg := range regs {
+	for _, reg := range regs {
 		require.NoError(t, reg.Changed("db://users/7"))
-		for j, w := range watchers {
-			assert.Equal(t, "db://users/7", next(t, w.updates, allVersions[j]+" update"), "change on replica %d", i)
+		for _, w := range watchers {
+			w.WaitUpdated(t, "db://users/7", nil)
 		}
 	}
 	// That nothing is delivered twice is TestBusChangesReachEveryReplica's

@@ -76,16 +76,8 @@ import (
 //     resources/subscribe, and by the time a listen's
 //     notifications/subscriptions/acknowledged has passed the sending
 //     middleware (see package delivery, Confirm).
-// 14. headerChecks: over streamable HTTP, a stateless handler refuses with
-//     400 and -32020, answering the request's id, a request whose
-//     Mcp-Protocol-Version header names 2026-07-28 or later, and that has
-//     no Mcp-Method header or one that is not its method, no Mcp-Name or
-//     one that is not params.uri of resources/read (params.name of
-//     tools/call and prompts/get), or a _meta protocol version other than
-//     the header's. It compares Mcp-Name as it is, not decoded, so
-//     metadata.go gives it a Base64 Mcp-Name decoded; it reads a
-//     header's first line only, and compares the protocol version only for
-//     a header of 2026-07-28 or later, so metadata.go checks the rest.
+//
+// What the HTTP edge relies on go-sdk doing is listed in serve/gosdk.go.
 
 // marker is the one go-sdk resource behind a mounted registry (behaviour 1).
 var marker = &mcp.Resource{URI: "mcpres:registry", Name: "mcpres registry"}

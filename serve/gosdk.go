@@ -1,7 +1,21 @@
 package serve
 
 // This file holds the handler that serves a go-sdk server to clients of
-// every protocol era on one URL.
+// every protocol era on one URL. It relies on go-sdk v1.8 doing what its
+// documentation does not promise; the contract tests in gosdk_test.go,
+// named after each, fail if an upgrade changes it:
+//
+//  1. httpEras: a stateful streamable HTTP handler refuses a request whose
+//     Mcp-Protocol-Version header names 2026-07-28 or later; a stateless
+//     one serves it. Older clients send no such header (behaviour 11 of
+//     resource/gosdk.go, whose test pins it).
+//  2. headerChecks: a stateless handler compares Mcp-Name with the body as
+//     it is, not decoded, so the edge gives it a Base64 Mcp-Name decoded,
+//     and decodes nothing twice.
+//  3. sessions: a stateful handler names the session it opens in the
+//     Mcp-Session-Id header of the answer to the POST without one, answers
+//     404 for a session that ended, and Server.Sessions lists the open
+//     ones. The session caps (sessions.go) count by them.
 
 import (
 	"iter"

@@ -1,6 +1,9 @@
 package serve_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -9,6 +12,7 @@ import (
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/mcpres/mcpres/serve"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -65,4 +69,54 @@ func TestGoSDKHandlerNil(t *testing.T) {
 	assert.PanicsWithValue(t, "serve.NewGoSDKHandler: nil server", func() { serve.NewGoSDKHandler(nil, nil) })
 	_, err := serve.Guard(nil, nil)
 	assert.EqualError(t, err, "serve: nil handler")
+}
+
+// changed names the go-sdk behaviour of serve/gosdk.go a failing
+// assertion is about.
+func changed(n int, name string) string {
+	return fmt.Sprintf("go-sdk behaviour %d (%s) of serve/gosdk.go changed", n, name)
+}
+
+// 2: a stateless streamable HTTP handler compares the request-metadata
+// headers of a 2026-07-28 request with its body, refusing a mismatch with
+// 400 and -32020; Mcp-Name it compares as it is.
+func TestSDKHeaderChecks(t *testing.T) {
+	t.Parallel()
+	s := mcp.NewServer(&mcp.Implementation{Name: "sdk", Version: "v0"}, &mcp.ServerOptions{Logger: quietLogger()})
+	s.AddResource(&mcp.Resource{URI: "x:marker", Name: "m"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "x:marker", Text: "m"}}}, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(hs.Close)
+	c := mcptest.HTTPClient(t, "")
+	read := modern("resources/read", `"uri":"x:marker"`, "2026-07-28")
+	h := mirrored("resources/read", "x:marker")
+	requireResult(t, post(t, c, hs.URL, read, h), changed(2, "headerChecks")+": a matching read")
+	for name, req := range map[string]struct {
+		body string
+		h    headers
+	}{
+		"no Mcp-Method":                 {read, h.without("Mcp-Method")},
+		"another Mcp-Method":            {read, mirrored("resources/list", "x:marker")},
+		"no Mcp-Name":                   {read, h.without("Mcp-Name")},
+		"another Mcp-Name":              {read, mirrored("resources/read", "x:other")},
+		"no Mcp-Name, tools/call":       {modern("tools/call", `"name":"t"`, "2026-07-28"), mirrored("tools/call", "")},
+		"another Mcp-Name, tools/call":  {modern("tools/call", `"name":"t"`, "2026-07-28"), mirrored("tools/call", "u")},
+		"no Mcp-Name, prompts/get":      {modern("prompts/get", `"name":"p"`, "2026-07-28"), mirrored("prompts/get", "")},
+		"another Mcp-Name, prompts/get": {modern("prompts/get", `"name":"p"`, "2026-07-28"), mirrored("prompts/get", "q")},
+		"another _meta version":         {modern("resources/read", `"uri":"x:marker"`, "2025-11-25"), h},
+		// Not decoded: the edge decodes it.
+		"Mcp-Name in Base64": {read, mirrored("resources/read", b64("x:marker"))},
+	} {
+		requireHeaderMismatch(t, post(t, c, hs.URL, req.body, req.h), true, changed(2, "headerChecks")+": "+name)
+	}
+	// Given an Mcp-Name decoded, it compares it as it is, even if it has
+	// the form of Base64: it is not decoded twice.
+	sentinel := "=?base64?eDptYXJrZXI=?="
+	a := post(t, c, hs.URL, modern("resources/read", `"uri":"`+sentinel+`"`, "2026-07-28"), mirrored("resources/read", sentinel))
+	fields := a.response(t, "a sentinel")
+	var jerr jsonrpc.Error
+	require.NoError(t, json.Unmarshal(fields["error"], &jerr), "%s", a.body)
+	assert.NotEqualValues(t, -32020, jerr.Code, changed(2, "headerChecks")+": Mcp-Name decoded by go-sdk: %s", jerr.Message)
 }
