@@ -317,19 +317,36 @@ func HTTPClient(t testing.TB, token string) *http.Client {
 	if token == "" {
 		return &http.Client{Transport: cancelByClosing{next: tr}}
 	}
-	return &http.Client{Transport: cancelByClosing{next: bearer{token: token, next: tr}}}
+	return &http.Client{Transport: cancelByClosing{next: withHeader{"Authorization", "Bearer " + token, tr}}}
 }
 
-// bearer sends every request with a bearer token.
-type bearer struct {
-	token string
-	next  http.RoundTripper
+// WithHeader returns a copy of c (http.DefaultClient if nil) whose every
+// request carries the header key: value, replacing any the request has.
+// A test plays several callers with it, behind an edge that names them
+// by a header (serve.Options.ClientAddressHeader, say).
+func WithHeader(c *http.Client, key, value string) *http.Client {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	copied := *c
+	copied.Transport = withHeader{key, value, next}
+	return &copied
 }
 
-func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+// withHeader sends every request with one header set.
+type withHeader struct {
+	key, value string
+	next       http.RoundTripper
+}
+
+func (h withHeader) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(req)
+	req.Header.Set(h.key, h.value)
+	return h.next.RoundTrip(req)
 }
 
 // ConnectHTTP connects a go-sdk client with opts (nil for none) to the

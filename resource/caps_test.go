@@ -55,19 +55,7 @@ func newCapsFixture(t *testing.T, opts resource.Options) *capsFixture {
 
 // client returns an HTTP client whose requests name caller.
 func (f *capsFixture) client(t *testing.T, caller string) *http.Client {
-	base := mcptest.HTTPClient(t, "")
-	return &http.Client{Transport: namedCaller{caller: caller, next: base.Transport}}
-}
-
-type namedCaller struct {
-	caller string
-	next   http.RoundTripper
-}
-
-func (c namedCaller) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set("X-Client", c.caller)
-	return c.next.RoundTrip(req)
+	return mcptest.WithHeader(mcptest.HTTPClient(t, ""), "X-Client", caller)
 }
 
 // connect opens a session of a client before 2026-07-28 for caller.

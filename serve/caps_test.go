@@ -66,18 +66,7 @@ func newCapsFixture(t *testing.T, opts serve.Options) *capsFixture {
 
 // client returns an HTTP client whose requests name caller.
 func (f *capsFixture) client(caller string) *http.Client {
-	return &http.Client{Transport: namedCaller{caller: caller, next: f.mem}}
-}
-
-type namedCaller struct {
-	caller string
-	next   http.RoundTripper
-}
-
-func (c namedCaller) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set("X-Client", c.caller)
-	return c.next.RoundTrip(req)
+	return mcptest.WithHeader(&http.Client{Transport: f.mem}, "X-Client", caller)
 }
 
 // connect opens a session of a client before 2026-07-28 for caller; the

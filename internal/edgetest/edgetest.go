@@ -353,7 +353,7 @@ func testSessionCaps(t *testing.T, f *fixture) {
 func testListenCaps(t *testing.T, f *fixture) {
 	f.serve(t, serve.Options{MaxListensPerCaller: 1, ClientAddressHeader: "X-Client"})
 	listen := func(caller string) (io.Closer, error) {
-		client := &http.Client{Transport: namedCaller{caller}}
+		client := mcptest.WithHeader(nil, "X-Client", caller)
 		return audit.ListenHTTP(t.Context(), client, f.url, "2026-07-28", []string{"edge://r/1"})
 	}
 	first, err := listen("mallory")
@@ -460,15 +460,6 @@ func testNoKeepAliveThroughProxyIsCut(t *testing.T, f *fixture) {
 			}
 		})
 	}
-}
-
-// A namedCaller sends each request with the X-Client header.
-type namedCaller struct{ name string }
-
-func (c namedCaller) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set("X-Client", c.name)
-	return http.DefaultTransport.RoundTrip(req)
 }
 
 // A buffer is a bytes.Buffer safe for concurrent use.
