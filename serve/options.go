@@ -95,13 +95,12 @@ type Options struct {
 	// handlers to return before it closes the connections left. Zero
 	// means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
-	// KeepAlive is how long an event stream of the endpoint (a
-	// 2026-07-28 subscriptions/listen, an older session's GET stream, a
-	// response streamed as events) may stay quiet before it gets an SSE
-	// comment, so that a proxy or load balancer in front does not close
-	// it as idle: keep it below the shortest idle timeout between the
-	// server and its clients. Zero means DefaultKeepAlive (25 s); negative
-	// turns the comments off.
+	// KeepAlive is how long an event stream may stay quiet before it gets
+	// an SSE comment: a listen, a session's GET stream, or a response sent
+	// as events. The comment keeps a proxy or load balancer in front from
+	// closing the stream as idle. Keep it below the shortest idle timeout
+	// between the server and its clients. Zero means DefaultKeepAlive
+	// (25 s); negative turns the comments off.
 	KeepAlive time.Duration
 	// MaxBodyBytes caps a request's body; a longer one gets 413. Zero
 	// means DefaultMaxBodyBytes (4 MiB).
