@@ -2,15 +2,20 @@ package mcpgo_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mcpres/mcpres/internal/edgetest"
 	"github.com/mcpres/mcpres/mcpgo"
+	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/mcpres/mcpres/serve"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/time/rate"
 )
 
 // The edge holds in front of mcp-go's StreamableHTTPServer as it does in
@@ -29,4 +34,37 @@ func TestEdgeOnMCPGo(t *testing.T) {
 		mux.Handle("/mcp", h)
 		return mux
 	}, nil)
+}
+
+// Behind the edge, the registry's rate limits on mcp-go tell anonymous
+// callers apart by their address, as on go-sdk: the address the edge
+// records reaches the registry through the context mcp-go serves with.
+func TestRateLimitsByAddressOnMCPGo(t *testing.T) {
+	t.Parallel()
+	reg, err := resource.NewRegistry(&resource.Options{
+		Logger:     slog.New(slog.DiscardHandler),
+		RateLimits: resource.RateLimits{Read: &resource.RateLimit{Rate: rate.Every(time.Hour), Burst: 1}},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { reg.Close() })
+	require.NoError(t, reg.Add(&sdk.Resource{URI: "test://a", Name: "a"}, resource.Text("a")))
+	s := server.NewMCPServer("rates", "v0", mcpgo.WithRegistry(reg))
+	h, err := serve.Guard(server.NewStreamableHTTPServer(s), &serve.Options{ClientAddressHeader: "X-Client"})
+	require.NoError(t, err)
+	url := mcptest.ServeHandler(t, h)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		read := func(caller string) error {
+			transport := &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: mcptest.WithHeader(mcptest.HTTPClient(t, ""), "X-Client", caller+version)}
+			cs, err := sdk.NewClient(&sdk.Implementation{Name: "rates", Version: "v0"}, nil).Connect(t.Context(), transport, &sdk.ClientSessionOptions{ProtocolVersion: version})
+			require.NoError(t, err)
+			t.Cleanup(func() { cs.Close() })
+			_, err = cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "test://a"})
+			return err
+		}
+		require.NoError(t, read("mallory"), version)
+		err := read("mallory")
+		require.Error(t, err, "%s: mallory's second read, from another session", version)
+		require.Contains(t, err.Error(), "Rate limit exceeded", version)
+		require.NoError(t, read("alice"), "%s: another address has its own budget", version)
+	}
 }
