@@ -88,6 +88,47 @@ func ExampleServe() {
 	// Serve returned <nil>
 }
 
+// ServeHandler serves any handler of the streamable HTTP transport
+// behind the edge, as Serve serves a go-sdk server: here go-sdk's own
+// stateless handler, for clients of 2026-07-28 only. (Module mcpgo's
+// examples serve mark3labs/mcp-go's handler the same way.)
+func ExampleServeHandler() {
+	server, reg := newServer()
+	defer reg.Close()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true})
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serve.ServeHandler(ctx, ln, h, &serve.Options{Logger: slog.New(slog.DiscardHandler)})
+	}()
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "v0"}, nil)
+	cs, err := client.Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + serve.DefaultPath},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "docs://readme"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Contents[0].Text)
+	cs.Close()
+
+	stop()
+	fmt.Println("ServeHandler returned", <-done)
+	// Output:
+	// # Hello
+	// ServeHandler returned <nil>
+}
+
 // The endpoint in a mux of one's own, beside a health check, served by an
 // http.Server with the same limits. A client of protocol 2026-07-28 needs
 // no session.
