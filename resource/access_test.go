@@ -611,11 +611,12 @@ func TestRateLimitsAnonymous(t *testing.T) {
 				_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "docs://a"})
 				return err
 			}
-			a, b := connect("203.0.113.1"), connect("203.0.113.2")
+			a, b := connect("203.0.113.1"), connect("198.51.100.2")
 			require.NoError(t, read(a))
 			require.NoError(t, read(a))
 			assert.Equal(t, int64(resource.CodeRateLimited), rpcError(t, read(a)).Code, "a's budget is spent")
 			assert.Equal(t, int64(resource.CodeRateLimited), rpcError(t, read(connect("203.0.113.1"))).Code, "a new session keeps it")
+			assert.Equal(t, int64(resource.CodeRateLimited), rpcError(t, read(connect("203.0.113.200"))).Code, "a's /24 shares it")
 			require.NoError(t, read(b), "b's budget is its own")
 
 			// Without an address: one budget for all.

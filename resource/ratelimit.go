@@ -117,16 +117,17 @@ func (l *limiter) sweep(now time.Time) {
 // DefaultRateKey names whose rate budget a request spends (see
 // Options.RateKey): the caller's identity when there is one, so that a
 // caller who opens new sessions, or sends stateless requests, keeps the
-// budget it has; else the client's address, if the HTTP edge recorded
-// one in ctx (see serve.ClientAddress); else "", one budget shared by
-// every anonymous caller the server cannot tell apart. Sessions are not counted on their own: a
-// client opens a new one at will.
+// budget it has; else the client's network, if the HTTP edge recorded
+// one in ctx: "address:192.0.2.0/24" (see serve.Options.IPv4Prefix);
+// else "", one budget shared by every anonymous caller the server cannot
+// tell apart. Sessions are not counted on their own: a client opens a new
+// one at will.
 func DefaultRateKey(ctx context.Context, req mcp.Request, identity string) string {
 	if identity != "" {
 		return "identity:" + identity
 	}
-	if addr := clientaddr.From(ctx); addr != "" {
-		return "address:" + addr
+	if network := clientaddr.From(ctx).Network; network != "" {
+		return "address:" + network
 	}
 	return ""
 }

@@ -5,7 +5,8 @@ package serve
 //
 //  1. origin.go: a page of another origin is refused (403); a CORS
 //     preflight of an allowed one is answered.
-//  2. clientaddr.go: the client's address is recorded in the context.
+//  2. clientaddr.go: the client's address, and its network, are recorded
+//     in the context.
 //  3. keepalive.go: event streams get X-Accel-Buffering: no, and a
 //     comment once quiet.
 //  4. metadata.go: a POST's body is read, bounded in size and time, and
@@ -101,7 +102,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if !g.checkOrigin(w, req) {
 		return
 	}
-	req = withClientAddress(req, g.o.ClientAddressHeader)
+	req = g.withClientAddress(req)
 	kw := &keepAliveWriter{w: w, period: g.o.KeepAlive}
 	defer kw.stop()
 	if req.Method == http.MethodPost {

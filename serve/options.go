@@ -63,6 +63,11 @@ const (
 	// DefaultMaxListensPerCaller caps the 2026-07-28
 	// subscriptions/listen streams one caller holds open at once.
 	DefaultMaxListensPerCaller = 16
+	// DefaultIPv4Prefix groups anonymous IPv4 callers by /24 network.
+	DefaultIPv4Prefix = 24
+	// DefaultIPv6Prefix groups anonymous IPv6 callers by /64 network: the
+	// block one host or site is commonly given.
+	DefaultIPv6Prefix = 64
 )
 
 // Options configures the edge and the HTTP server. A nil *Options, like
@@ -122,6 +127,15 @@ type Options struct {
 	// client's. Set it only behind a proxy that appends it, for a client
 	// can send any header. "" means the connection's remote address.
 	ClientAddressHeader string
+	// IPv4Prefix is the length, in bits, of the network an anonymous IPv4
+	// caller is counted in: the callers of one /24 share their caps and
+	// rate budgets. 32 counts each address apart. Zero means
+	// DefaultIPv4Prefix; more than 32 is refused.
+	IPv4Prefix int
+	// IPv6Prefix is IPv4Prefix's counterpart for IPv6 callers. 128 counts
+	// each address apart. Zero means DefaultIPv6Prefix; more than 128 is
+	// refused.
+	IPv6Prefix int
 	// Registry, if not nil, names each request's caller for the caps as
 	// its rate limits do (resource.Registry.CallerOf). Nil names a caller
 	// by its verified token, else its address.
@@ -192,10 +206,18 @@ func (o *Options) withDefaults() (Options, error) {
 		{"MaxSessionsPerCaller", int64(c.MaxSessionsPerCaller)},
 		{"MaxSessions", int64(c.MaxSessions)},
 		{"MaxListensPerCaller", int64(c.MaxListensPerCaller)},
+		{"IPv4Prefix", int64(c.IPv4Prefix)},
+		{"IPv6Prefix", int64(c.IPv6Prefix)},
 	} {
 		if n.value < 0 {
 			bad(n.field, fmt.Errorf("negative number %d", n.value))
 		}
+	}
+	if c.IPv4Prefix > 32 {
+		bad("IPv4Prefix", fmt.Errorf("%d bits: an IPv4 address has 32", c.IPv4Prefix))
+	}
+	if c.IPv6Prefix > 128 {
+		bad("IPv6Prefix", fmt.Errorf("%d bits: an IPv6 address has 128", c.IPv6Prefix))
 	}
 	if _, err := origin.NewPolicy(c.AllowedOrigins, "serve: Options.AllowedOrigins"); err != nil {
 		errs = append(errs, err)
@@ -215,6 +237,8 @@ func (o *Options) withDefaults() (Options, error) {
 	c.MaxSessionsPerCaller = cmp.Or(c.MaxSessionsPerCaller, DefaultMaxSessionsPerCaller)
 	c.MaxSessions = cmp.Or(c.MaxSessions, DefaultMaxSessions)
 	c.MaxListensPerCaller = cmp.Or(c.MaxListensPerCaller, DefaultMaxListensPerCaller)
+	c.IPv4Prefix = cmp.Or(c.IPv4Prefix, DefaultIPv4Prefix)
+	c.IPv6Prefix = cmp.Or(c.IPv6Prefix, DefaultIPv6Prefix)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	return c, nil
 }

@@ -7,16 +7,23 @@ package clientaddr
 
 import "context"
 
-// key is the context key of the address.
+// key is the context key of an Address.
 type key struct{}
 
-// With returns ctx carrying addr.
-func With(ctx context.Context, addr string) context.Context {
-	return context.WithValue(ctx, key{}, addr)
+// An Address is where a request came from: the client's address, and the
+// network it is counted in, by which anonymous callers are told apart.
+type Address struct {
+	Client  string // the client's address, such as "192.0.2.7"
+	Network string // its network, such as "192.0.2.0/24"; Client if not grouped
 }
 
-// From returns the address With recorded in ctx, or "" if there is none.
-func From(ctx context.Context) string {
-	addr, _ := ctx.Value(key{}).(string)
-	return addr
+// With returns ctx carrying a.
+func With(ctx context.Context, a Address) context.Context {
+	return context.WithValue(ctx, key{}, a)
+}
+
+// From returns the Address With recorded in ctx, or the zero Address.
+func From(ctx context.Context) Address {
+	a, _ := ctx.Value(key{}).(Address)
+	return a
 }

@@ -62,6 +62,7 @@ func Run(t *testing.T, newHandler NewHandler, skip map[string]string) {
 		{"SessionCaps", testSessionCaps},
 		{"ListenCaps", testListenCaps},
 		{"CallersByAddress", testCallersByAddress},
+		{"CallersByNetwork", testCallersByNetwork},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if why, ok := skip[c.name]; ok {
@@ -376,14 +377,45 @@ func testListenCaps(t *testing.T, f *fixture) {
 	assert.Contains(t, f.logs.String(), "refused over the cap of listen streams per caller")
 }
 
-// Anonymous callers are told apart by address: one address is one caller.
+// Anonymous callers are told apart by network: here, loopback's /24.
 func testCallersByAddress(t *testing.T, f *fixture) {
 	f.serve(t, serve.Options{MaxSessionsPerCaller: 1})
 	status, _, _ := f.post(t, "2025-11-25", initialize("2025-11-25"))
 	require.Equal(t, http.StatusOK, status)
 	status, _, body := f.post(t, "2025-11-25", initialize("2025-11-25"))
 	assert.Equal(t, http.StatusTooManyRequests, status, "%s", body)
-	assert.Contains(t, f.logs.String(), "caller=address:127.0.0.1")
+	assert.Contains(t, f.logs.String(), "caller=address:127.0.0.0/24")
+}
+
+// The addresses of one network are one caller: a /24 of IPv4, a /64 of
+// IPv6 by default. With IPv4Prefix 32, each address is its own.
+func testCallersByNetwork(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{MaxSessionsPerCaller: 1, ClientAddressHeader: "X-Forwarded-For"})
+	for _, c := range []struct {
+		addr string
+		want int
+	}{
+		{"192.0.2.1", http.StatusOK},
+		{"192.0.2.200", http.StatusTooManyRequests}, // the same /24
+		{"198.51.100.1", http.StatusOK},
+		{"2001:db8:1:2::1", http.StatusOK},
+		{"2001:db8:1:2:ffff::9", http.StatusTooManyRequests}, // the same /64
+		{"2001:db8:1:3::1", http.StatusOK},
+		{"::ffff:198.51.100.7", http.StatusTooManyRequests}, // IPv4-mapped: 198.51.100.0/24
+	} {
+		assert.Equal(t, c.want, f.open(t, c.addr), c.addr)
+	}
+	g := &fixture{newHandler: f.newHandler}
+	g.serve(t, serve.Options{MaxSessionsPerCaller: 1, ClientAddressHeader: "X-Forwarded-For", IPv4Prefix: 32})
+	assert.Equal(t, http.StatusOK, g.open(t, "192.0.2.1"))
+	assert.Equal(t, http.StatusOK, g.open(t, "192.0.2.2"), "with IPv4Prefix 32, another address")
+}
+
+// open posts an initialize from addr, named in X-Forwarded-For, and
+// returns the status.
+func (f *fixture) open(t *testing.T, addr string) int {
+	status, _, _ := f.post(t, "2025-11-25", initialize("2025-11-25"), "X-Forwarded-For", addr)
+	return status
 }
 
 // streamEras are the versions whose clients hold a stream open to be told
