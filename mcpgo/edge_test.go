@@ -26,7 +26,11 @@ import (
 func TestEdgeOnMCPGo(t *testing.T) {
 	edgetest.Run(t, func(t *testing.T, reg *resource.Registry, opts *serve.Options) http.Handler {
 		s := server.NewMCPServer("edge", "v0", mcpgo.WithRegistry(reg))
-		sh := server.NewStreamableHTTPServer(s, server.WithSessionIdleTTL(serve.DefaultSessionTimeout))
+		// WithStateful: mcp-go then answers 404 for a session the edge
+		// ended to make room, as go-sdk does. With mcp-go's default, a
+		// DELETE frees the session's state but its ID is served again,
+		// as a new session.
+		sh := server.NewStreamableHTTPServer(s, server.WithStateful(true), server.WithSessionIdleTTL(serve.DefaultSessionTimeout))
 		t.Cleanup(func() { sh.Shutdown(context.Background()) })
 		h, err := serve.Guard(sh, opts)
 		require.NoError(t, err)

@@ -15,7 +15,8 @@ package serve
 //  3. sessions: a stateful handler names the session it opens in the
 //     Mcp-Session-Id header of the answer to the POST without one, answers
 //     404 for a session that ended, and Server.Sessions lists the open
-//     ones. The session caps (sessions.go) count by them.
+//     ones; ServerSession.Close ends one, which the handler then answers
+//     404 for. The session caps (sessions.go) count by them.
 
 import (
 	"iter"
@@ -68,6 +69,16 @@ func (h *goSDKHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	h.stateful.ServeHTTP(w, req)
+}
+
+// closeSession ends session id, to make room at a cap.
+func (h *goSDKHandler) closeSession(id string) {
+	for s := range h.server.Sessions() {
+		if s.ID() == id {
+			s.Close()
+			return
+		}
+	}
 }
 
 // sessionIDs lists the sessions the server holds open, for the session

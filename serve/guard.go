@@ -12,8 +12,8 @@ package serve
 //  4. metadata.go: a POST's body is read, bounded in size and time, and
 //     checked against its request-metadata headers.
 //  5. Options.Wrap, if set: authentication, say.
-//  6. sessions.go and listens.go: a request that would open a session or
-//     a listen stream past the caps is refused.
+//  6. sessions.go and streams.go: a request that would open a session or
+//     a stream past the caps makes room, or is refused.
 
 import (
 	"errors"
@@ -21,6 +21,7 @@ import (
 	"net/http"
 
 	"github.com/mcpres/mcpres/internal/origin"
+	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/resource"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -44,9 +45,12 @@ import (
 //     to answer 404 for a session that ended. A session idle for
 //     SessionTimeout is taken as ended: give h the same timeout (go-sdk's
 //     StreamableHTTPOptions.SessionTimeout, mcp-go's
-//     server.WithSessionIdleTTL).
-//   - The listen cap needs h to hold a listen's request until its stream
-//     ends.
+//     server.WithSessionIdleTTL). To make room at a cap, the edge ends a
+//     session with a DELETE naming it; h must then answer 404 for it
+//     (mcp-go: server.WithStateful(true)). go-sdk's sessions it closes.
+//   - The stream caps need h to hold a stream's request until the stream
+//     ends, and to end the stream when the request's context is
+//     cancelled: the edge cancels it to make room.
 //
 // Guard bounds a request's body, not its headers: serve the handler with
 // an http.Server whose ReadHeaderTimeout and MaxHeaderBytes are set, as
@@ -65,7 +69,7 @@ type guard struct {
 	origins  *origin.Policy
 	inner    http.Handler // Wrap around the caps around the handler
 	sessions *sessionGate
-	listens  listenGate
+	streams  *streamGate
 	refusals refusals
 }
 
@@ -79,14 +83,15 @@ func (o *Options) guard(h http.Handler) (http.Handler, error) {
 		return nil, err // withDefaults checked it
 	}
 	var live func() iter.Seq[string]
+	end := deleteSession(h)
 	if sdk, ok := h.(*goSDKHandler); ok {
-		live = sdk.sessionIDs
+		live, end = sdk.sessionIDs, sdk.closeSession
 	}
 	g := &guard{
 		o:        *o,
 		origins:  policy,
-		sessions: newSessionGate(o, live),
-		listens:  listenGate{maxPerCaller: o.MaxListensPerCaller},
+		sessions: newSessionGate(o, live, end),
+		streams:  newStreamGate(o),
 		refusals: refusals{log: o.Logger},
 	}
 	g.inner = &capped{g: g, next: h}
@@ -125,9 +130,15 @@ func (c *capped) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	g := c.g
 	switch {
 	case !modern(req):
-		g.sessions.serve(w, req, c.next, func() string { return g.caller(req) }, &g.refusals)
+		next := c.next
+		if req.Method == http.MethodGet && req.Header.Get(protocol.HeaderSessionID) != "" {
+			next = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				g.streams.serve(w, req, c.next, g.caller(req), false, &g.refusals)
+			})
+		}
+		g.sessions.serve(w, req, next, func() string { return g.caller(req) }, &g.refusals)
 	case isListen(req):
-		g.listens.serve(w, req, c.next, g.caller(req), &g.refusals)
+		g.streams.serve(w, req, c.next, g.caller(req), true, &g.refusals)
 	default:
 		c.next.ServeHTTP(w, req)
 	}

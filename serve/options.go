@@ -63,6 +63,13 @@ const (
 	// DefaultMaxListensPerCaller caps the 2026-07-28
 	// subscriptions/listen streams one caller holds open at once.
 	DefaultMaxListensPerCaller = 16
+	// DefaultReclaimAfter is how long a session must be idle, with no
+	// open stream, before the edge ends it to make room at a cap.
+	DefaultReclaimAfter = time.Minute
+	// DefaultMaxStreams caps the event streams open at once, listens and
+	// GET streams together: each holds a connection, a file descriptor and
+	// goroutines.
+	DefaultMaxStreams = 4096
 	// DefaultIPv4Prefix groups anonymous IPv4 callers by /24 network.
 	DefaultIPv4Prefix = 24
 	// DefaultIPv6Prefix groups anonymous IPv6 callers by /64 network: the
@@ -118,6 +125,16 @@ type Options struct {
 	// request that would open one more gets 503. Zero means
 	// DefaultMaxSessions.
 	MaxSessions int
+	// ReclaimAfter is how long a session must have had no request, and no
+	// open stream, before the edge ends it to make room when a cap on
+	// sessions is reached: a crashed client's sessions do not hold their
+	// place for SessionTimeout. Zero means DefaultReclaimAfter.
+	ReclaimAfter time.Duration
+	// MaxStreams caps the event streams open at once, listens and GET
+	// streams together. At the cap, a stream of the caller that holds the
+	// most is closed for a newcomer; else the newcomer gets 503. Zero
+	// means DefaultMaxStreams.
+	MaxStreams int
 	// MaxListensPerCaller caps the subscriptions/listen streams one caller
 	// holds open; one more is refused with -32602. Zero means
 	// DefaultMaxListensPerCaller.
@@ -192,6 +209,7 @@ func (o *Options) withDefaults() (Options, error) {
 		{"IdleTimeout", c.IdleTimeout},
 		{"SessionTimeout", c.SessionTimeout},
 		{"ShutdownTimeout", c.ShutdownTimeout},
+		{"ReclaimAfter", c.ReclaimAfter},
 	} {
 		if d.value < 0 {
 			bad(d.field, fmt.Errorf("negative duration %v", d.value))
@@ -206,6 +224,7 @@ func (o *Options) withDefaults() (Options, error) {
 		{"MaxSessionsPerCaller", int64(c.MaxSessionsPerCaller)},
 		{"MaxSessions", int64(c.MaxSessions)},
 		{"MaxListensPerCaller", int64(c.MaxListensPerCaller)},
+		{"MaxStreams", int64(c.MaxStreams)},
 		{"IPv4Prefix", int64(c.IPv4Prefix)},
 		{"IPv6Prefix", int64(c.IPv6Prefix)},
 	} {
@@ -237,6 +256,8 @@ func (o *Options) withDefaults() (Options, error) {
 	c.MaxSessionsPerCaller = cmp.Or(c.MaxSessionsPerCaller, DefaultMaxSessionsPerCaller)
 	c.MaxSessions = cmp.Or(c.MaxSessions, DefaultMaxSessions)
 	c.MaxListensPerCaller = cmp.Or(c.MaxListensPerCaller, DefaultMaxListensPerCaller)
+	c.ReclaimAfter = cmp.Or(c.ReclaimAfter, DefaultReclaimAfter)
+	c.MaxStreams = cmp.Or(c.MaxStreams, DefaultMaxStreams)
 	c.IPv4Prefix = cmp.Or(c.IPv4Prefix, DefaultIPv4Prefix)
 	c.IPv6Prefix = cmp.Or(c.IPv6Prefix, DefaultIPv6Prefix)
 	c.Logger = cmp.Or(c.Logger, slog.Default())

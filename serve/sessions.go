@@ -8,8 +8,19 @@ package serve
 // ended), or it has been idle for Options.SessionTimeout. For go-sdk's
 // handler (NewGoSDKHandler), the gate also asks the server which
 // sessions are open.
+//
+// At a cap, the gate makes room rather than refuse at once:
+//
+//  1. a session with no open stream and no request for
+//     Options.ReclaimAfter is ended: the caller's own at its cap, the
+//     longest idle of all at the total;
+//  2. at the total, else, a session of the caller that holds the most is
+//     ended, if it holds more than one session more than the newcomer;
+//  3. else the request is refused: 429 at the caller's cap, 503 at the
+//     total.
 
 import (
+	"context"
 	"iter"
 	"net/http"
 	"strconv"
@@ -28,7 +39,9 @@ const pruneEvery = time.Second
 type sessionGate struct {
 	maxPerCaller, max int
 	idle              time.Duration           // Options.SessionTimeout
+	reclaim           time.Duration           // Options.ReclaimAfter
 	live              func() iter.Seq[string] // the open sessions, if the handler says; nil if not
+	end               func(id string)         // ends a session in the handler
 
 	mu       sync.Mutex
 	sessions map[string]*session // open session ID → its owner
@@ -39,13 +52,15 @@ type sessionGate struct {
 
 // A session is one the gate counts.
 type session struct {
-	caller string
-	seen   time.Time // its last request
+	caller  string
+	seen    time.Time // its last request
+	streams int       // its open GET streams
 }
 
-func newSessionGate(o *Options, live func() iter.Seq[string]) *sessionGate {
+func newSessionGate(o *Options, live func() iter.Seq[string], end func(id string)) *sessionGate {
 	return &sessionGate{
-		maxPerCaller: o.MaxSessionsPerCaller, max: o.MaxSessions, idle: o.SessionTimeout, live: live,
+		maxPerCaller: o.MaxSessionsPerCaller, max: o.MaxSessions, idle: o.SessionTimeout, reclaim: o.ReclaimAfter,
+		live: live, end: end,
 		sessions: make(map[string]*session), callers: make(map[string]int),
 	}
 }
@@ -61,7 +76,12 @@ func (g *sessionGate) serve(w http.ResponseWriter, req *http.Request, next http.
 			return
 		}
 		c := caller()
-		if status, max := g.reserve(c); status != 0 {
+		status, max, ended := g.reserve(c)
+		if ended != "" {
+			g.end(ended)
+			log.shed(req.Context(), "sessions", c)
+		}
+		if status != 0 {
 			kind := "sessions per caller"
 			if status == http.StatusServiceUnavailable {
 				kind = "sessions in all"
@@ -75,7 +95,11 @@ func (g *sessionGate) serve(w http.ResponseWriter, req *http.Request, next http.
 		g.opened(c, w.Header().Get(protocol.HeaderSessionID))
 		return
 	}
-	g.seen(id)
+	stream := req.Method == http.MethodGet
+	g.seen(id, stream, 1)
+	if stream {
+		defer g.seen(id, true, -1)
+	}
 	sw := &statusWriter{ResponseWriter: w}
 	next.ServeHTTP(sw, req)
 	if sw.status == http.StatusNotFound || req.Method == http.MethodDelete && sw.status/100 == 2 {
@@ -84,30 +108,82 @@ func (g *sessionGate) serve(w http.ResponseWriter, req *http.Request, next http.
 }
 
 // reserve counts a session caller may open, and returns 0; or, if a cap
-// stops it, the HTTP status to refuse it with and the cap.
-func (g *sessionGate) reserve(caller string) (status, max int) {
+// stops it, the HTTP status to refuse it with and the cap. To make room
+// it may forget a session, ended, which the caller must then end in the
+// handler.
+func (g *sessionGate) reserve(caller string) (status, max int, ended string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	over := func() (int, int) {
 		switch {
-		case len(g.sessions)+g.opening >= g.max:
-			return http.StatusServiceUnavailable, g.max
 		case caller != "" && g.callers[caller] >= g.maxPerCaller:
 			return http.StatusTooManyRequests, g.maxPerCaller
+		case len(g.sessions)+g.opening >= g.max:
+			return http.StatusServiceUnavailable, g.max
 		}
 		return 0, 0
 	}
 	if status, _ := over(); status != 0 && time.Since(g.prunedAt) >= pruneEvery {
 		g.prune()
 	}
-	if status, max := over(); status != 0 {
-		return status, max
+	switch status, max := over(); status {
+	case http.StatusTooManyRequests:
+		if ended = g.idlest(caller); ended == "" {
+			return status, max, ""
+		}
+	case http.StatusServiceUnavailable:
+		if ended = g.idlest(""); ended == "" {
+			ended = g.heaviest(caller)
+		}
+		if ended == "" {
+			return status, max, ""
+		}
+	}
+	if ended != "" {
+		g.forget(ended)
 	}
 	g.opening++
 	if caller != "" {
 		g.callers[caller]++
 	}
-	return 0, 0
+	return 0, 0, ended
+}
+
+// idlest returns the session of owner ("" for any caller) idle the
+// longest, with no open stream, if it has been idle for g.reclaim; else
+// "". g.mu must be held.
+func (g *sessionGate) idlest(owner string) string {
+	var id string
+	oldest := time.Now().Add(-g.reclaim)
+	for sid, s := range g.sessions {
+		if (owner == "" || s.caller == owner) && s.streams == 0 && !s.seen.After(oldest) {
+			id, oldest = sid, s.seen
+		}
+	}
+	return id
+}
+
+// heaviest returns the session idle the longest of the caller that holds
+// the most, if that caller holds more than one session more than
+// newcomer; else "". g.mu must be held.
+func (g *sessionGate) heaviest(newcomer string) string {
+	var top string
+	for c, n := range g.callers {
+		if n > g.callers[top] || n == g.callers[top] && c < top {
+			top = c
+		}
+	}
+	if top == "" || g.callers[top] <= g.callers[newcomer]+1 {
+		return ""
+	}
+	var id string
+	var oldest time.Time
+	for sid, s := range g.sessions {
+		if s.caller == top && (id == "" || s.seen.Before(oldest)) {
+			id, oldest = sid, s.seen
+		}
+	}
+	return id
 }
 
 // opened ends the reservation of caller: the handler opened the session
@@ -125,12 +201,16 @@ func (g *sessionGate) opened(caller, id string) {
 	g.uncount(caller)
 }
 
-// seen notes a request of session id.
-func (g *sessionGate) seen(id string) {
+// seen notes a request of session id, and, if it is a GET stream, that
+// the stream opens (delta 1) or ends (-1).
+func (g *sessionGate) seen(id string, stream bool, delta int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s, ok := g.sessions[id]; ok {
 		s.seen = time.Now()
+		if stream {
+			s.streams += delta
+		}
 	}
 }
 
@@ -202,3 +282,24 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// deleteSession returns the function that ends a session of h, a handler
+// of the streamable HTTP transport, as its client would: with a DELETE
+// naming it. The answer is discarded.
+func deleteSession(h http.Handler) func(id string) {
+	return func(id string) {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodDelete, "/", nil)
+		if err != nil {
+			return
+		}
+		req.Header.Set(protocol.HeaderSessionID, id)
+		h.ServeHTTP(&discard{header: http.Header{}}, req)
+	}
+}
+
+// A discard is an http.ResponseWriter that keeps nothing.
+type discard struct{ header http.Header }
+
+func (d *discard) Header() http.Header         { return d.header }
+func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discard) WriteHeader(int)             {}

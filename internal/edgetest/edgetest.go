@@ -60,6 +60,8 @@ func Run(t *testing.T, newHandler NewHandler, skip map[string]string) {
 		{"KeepAliveThroughProxy", testKeepAliveThroughProxy},
 		{"NoKeepAliveThroughProxyIsCut", testNoKeepAliveThroughProxyIsCut},
 		{"SessionCaps", testSessionCaps},
+		{"SessionsReclaimed", testSessionsReclaimed},
+		{"StreamTotal", testStreamTotal},
 		{"ListenCaps", testListenCaps},
 		{"CallersByAddress", testCallersByAddress},
 		{"CallersByNetwork", testCallersByNetwork},
@@ -319,35 +321,134 @@ func testKeepAlive(t *testing.T, f *fixture) {
 	t.Fatalf("the stream ended without a keep-alive comment: %v", lines.Err())
 }
 
-// Sessions are capped per caller (429) and in all (503); a deleted
-// session frees its place.
+// Sessions are capped per caller (429) and in all. At the total, the
+// caller that holds the most gives up its oldest session to a newcomer;
+// when no caller holds more than one session more than the newcomer, the
+// newcomer gets 503. A deleted session frees its place.
 func testSessionCaps(t *testing.T, f *fixture) {
 	f.serve(t, serve.Options{MaxSessionsPerCaller: 2, MaxSessions: 3, ClientAddressHeader: "X-Client"})
-	open := func(caller string) (int, string) {
-		status, h, _ := f.post(t, "2025-11-25", initialize("2025-11-25"), "X-Client", caller)
-		return status, h.Get(protocol.HeaderSessionID)
-	}
-	status, first := open("mallory")
+	status, first := f.session(t, "mallory")
 	require.Equal(t, http.StatusOK, status)
 	require.NotEmpty(t, first)
-	status, _ = open("mallory")
+	status, _ = f.session(t, "mallory")
 	require.Equal(t, http.StatusOK, status)
-	status, _ = open("mallory")
+	status, _ = f.session(t, "mallory")
 	assert.Equal(t, http.StatusTooManyRequests, status, "mallory's third")
-	status, _ = open("alice")
+	status, alices := f.session(t, "alice")
 	require.Equal(t, http.StatusOK, status)
-	status, _ = open("bob")
-	assert.Equal(t, http.StatusServiceUnavailable, status, "a fourth in all")
+	status, _ = f.session(t, "bob")
+	assert.Equal(t, http.StatusOK, status, "bob, in the place of mallory's oldest session")
+	assert.Equal(t, http.StatusNotFound, f.ping(t, first, "mallory"), "mallory's oldest session ended")
+	status, _ = f.session(t, "carol")
+	assert.Equal(t, http.StatusServiceUnavailable, status, "no caller holds two more than carol")
 
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodDelete, f.url, nil)
 	require.NoError(t, err)
-	setHeaders(req, "2025-11-25", []string{protocol.HeaderSessionID, first, "X-Client", "mallory"})
+	setHeaders(req, "2025-11-25", []string{protocol.HeaderSessionID, alices, "X-Client", "alice"})
 	status, _, _ = do(t, req)
 	require.Equal(t, 2, status/100, "DELETE")
-	status, _ = open("bob")
-	assert.Equal(t, http.StatusOK, status, "bob, once mallory ended one")
+	status, _ = f.session(t, "carol")
+	assert.Equal(t, http.StatusOK, status, "carol, once alice ended hers")
 	assert.Contains(t, f.logs.String(), "refused over the cap of sessions per caller")
 	assert.Contains(t, f.logs.String(), "refused over the cap of sessions in all")
+	assert.Contains(t, f.logs.String(), "ended one of sessions to make room")
+}
+
+// A session with no request and no open stream for ReclaimAfter is ended
+// to make room for its own caller at its cap, and for anyone at the
+// total; one with an open GET stream is not.
+func testSessionsReclaimed(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{MaxSessionsPerCaller: 1, MaxSessions: 2, ReclaimAfter: time.Nanosecond, ClientAddressHeader: "X-Client"})
+	status, crashed := f.session(t, "alice")
+	require.Equal(t, http.StatusOK, status)
+	status, _ = f.session(t, "alice")
+	assert.Equal(t, http.StatusOK, status, "alice again, in the place of her idle session")
+	assert.Equal(t, http.StatusNotFound, f.ping(t, crashed, "alice"), "her idle session ended")
+
+	status, bobs := f.session(t, "bob")
+	require.Equal(t, http.StatusOK, status)
+	stream := f.getStream(t, bobs, "bob")
+	defer stream.Close()
+	status, _ = f.session(t, "bob")
+	assert.Equal(t, http.StatusTooManyRequests, status, "bob's session has a stream open")
+	status, _ = f.session(t, "carol")
+	assert.Equal(t, http.StatusOK, status, "carol, in the place of alice's idle session")
+}
+
+// session opens a session for caller, named in X-Client, and returns the
+// status and the session's ID; the session is initialized.
+func (f *fixture) session(t *testing.T, caller string) (int, string) {
+	status, h, _ := f.post(t, "2025-11-25", initialize("2025-11-25"), "X-Client", caller)
+	id := h.Get(protocol.HeaderSessionID)
+	if status == http.StatusOK && id != "" {
+		f.post(t, "2025-11-25", `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			protocol.HeaderSessionID, id, "X-Client", caller)
+	}
+	return status, id
+}
+
+// ping sends a ping in session id of caller, and returns the status.
+func (f *fixture) ping(t *testing.T, id, caller string) int {
+	status, _, _ := f.post(t, "2025-11-25", `{"jsonrpc":"2.0","id":9,"method":"ping"}`, protocol.HeaderSessionID, id, "X-Client", caller)
+	return status
+}
+
+// getStream opens the GET stream of session id of caller, and returns its
+// body once the answer's header has come; close it to end the stream.
+func (f *fixture) getStream(t *testing.T, id, caller string) io.ReadCloser {
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url, nil)
+	require.NoError(t, err)
+	setHeaders(req, "2025-11-25", []string{protocol.HeaderSessionID, id, "X-Client", caller})
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "the GET stream")
+	return closer{resp.Body, cancel}
+}
+
+// A closer closes a stream's body and cancels its request.
+type closer struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c closer) Close() error { c.cancel(); return c.ReadCloser.Close() }
+
+// Streams are capped in all: at the total, the caller that holds the most
+// loses its oldest stream to a newcomer; when none holds more than one
+// more than the newcomer, the newcomer gets 503.
+func testStreamTotal(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{MaxStreams: 2, ClientAddressHeader: "X-Client"})
+	listen := func(caller string) (*http.Response, error) {
+		body := request(1, protocol.MethodListen, "2026-07-28", map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{watchedURI}}})
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url, strings.NewReader(body))
+		require.NoError(t, err)
+		setHeaders(req, "2026-07-28", []string{protocol.HeaderMethod, protocol.MethodListen, "X-Client", caller})
+		return http.DefaultClient.Do(req)
+	}
+	first, err := listen("mallory")
+	require.NoError(t, err)
+	defer first.Body.Close()
+	require.Equal(t, http.StatusOK, first.StatusCode)
+	second, err := listen("mallory")
+	require.NoError(t, err)
+	defer second.Body.Close()
+	require.Equal(t, http.StatusOK, second.StatusCode)
+
+	alices, err := listen("alice")
+	require.NoError(t, err)
+	defer alices.Body.Close()
+	assert.Equal(t, http.StatusOK, alices.StatusCode, "alice, in the place of mallory's oldest stream")
+	ended := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, first.Body); ended <- err }()
+	mcptest.Receive(t, ended, "the end of mallory's oldest stream")
+
+	bobs, err := listen("bob")
+	require.NoError(t, err)
+	defer bobs.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, bobs.StatusCode, "no caller holds two more than bob")
+	assert.Contains(t, f.logs.String(), "refused over the cap of streams in all")
 }
 
 // Listen streams are capped per caller: one more is refused with -32602.

@@ -1,0 +1,171 @@
+package serve
+
+// This file holds the caps on event streams: the 2026-07-28
+// subscriptions/listen streams one caller holds open, and the streams of
+// every caller together, listens and the GET streams of older sessions.
+// A stream is open until the handler returns. A listen is a POST whose
+// Mcp-Method header names subscriptions/listen; the edge has checked the
+// header against the body.
+//
+// At the total, the gate closes the oldest stream of the caller that
+// holds the most, if it holds more than one stream more than the
+// newcomer: it cancels that request's context, and the handler ends the
+// stream. Else the newcomer gets 503.
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcpres/mcpres/internal/protocol"
+	"github.com/mcpres/mcpres/internal/reqmeta"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// A streamGate counts the open streams, by caller.
+type streamGate struct {
+	max, maxListensPerCaller int
+
+	mu       sync.Mutex
+	open     map[*stream]struct{}
+	byCaller map[string]int // open streams, of both kinds
+	listens  map[string]int // open listens
+}
+
+// A stream is one open event stream.
+type stream struct {
+	caller string
+	listen bool
+	opened time.Time
+	cancel context.CancelFunc
+	closed bool // by the gate, to make room
+}
+
+// The reasons take refuses a stream.
+const (
+	admitted = iota
+	overListens
+	overTotal
+)
+
+func newStreamGate(o *Options) *streamGate {
+	return &streamGate{max: o.MaxStreams, maxListensPerCaller: o.MaxListensPerCaller,
+		open: make(map[*stream]struct{}), byCaller: make(map[string]int), listens: make(map[string]int)}
+}
+
+// isListen reports whether req, of 2026-07-28 or later, opens a listen
+// stream.
+func isListen(req *http.Request) bool {
+	return req.Method == http.MethodPost && req.Header.Get(protocol.HeaderMethod) == protocol.MethodListen
+}
+
+// serve serves req, a stream of caller (a listen, or a session's GET
+// stream), with next, under the caps. A listen over the caller's cap is
+// refused with -32602 and the request's id, as a server refuses a listen
+// it will not open; a stream over the total, with 503.
+func (g *streamGate) serve(w http.ResponseWriter, req *http.Request, next http.Handler, caller string, listen bool, log *refusals) {
+	ctx, cancel := context.WithCancel(req.Context())
+	defer cancel()
+	s := &stream{caller: caller, listen: listen, opened: time.Now(), cancel: cancel}
+	why, closed := g.take(s)
+	if closed != nil {
+		closed.cancel()
+		log.shed(ctx, "streams", caller)
+	}
+	switch why {
+	case overListens:
+		log.capped(ctx, "listen streams per caller", caller, g.maxListensPerCaller)
+		body, _ := io.ReadAll(req.Body) // the edge read it already
+		refuse(w, http.StatusOK, reqmeta.ID(body), jsonrpc.CodeInvalidParams,
+			"cannot listen: this caller holds "+strconv.Itoa(g.maxListensPerCaller)+" subscriptions/listen streams open, the most it may; close one first", nil)
+		return
+	case overTotal:
+		log.capped(ctx, "streams in all", caller, g.max)
+		method := "GET"
+		if listen {
+			method = protocol.MethodListen
+		}
+		refuseCapped(w, http.StatusServiceUnavailable, method,
+			"Too many streams: the cap of streams in all ("+strconv.Itoa(g.max)+") is reached; try later", pruneEvery)
+		return
+	}
+	defer g.give(s)
+	next.ServeHTTP(w, req.WithContext(ctx))
+}
+
+// take counts s, and returns admitted; or why it is refused. To make room
+// it may close another stream, closed, whose context the caller must
+// then cancel. The caller "" is held by the total only.
+func (g *streamGate) take(s *stream) (why int, closed *stream) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s.listen && s.caller != "" && g.listens[s.caller] >= g.maxListensPerCaller {
+		return overListens, nil
+	}
+	if len(g.open) >= g.max {
+		if closed = g.heaviest(s.caller); closed == nil {
+			return overTotal, nil
+		}
+		g.remove(closed)
+		closed.closed = true
+	}
+	g.open[s] = struct{}{}
+	if s.caller != "" {
+		g.byCaller[s.caller]++
+		if s.listen {
+			g.listens[s.caller]++
+		}
+	}
+	return admitted, closed
+}
+
+// heaviest returns the oldest stream of the caller that holds the most,
+// if it holds more than one stream more than newcomer; else nil. g.mu
+// must be held.
+func (g *streamGate) heaviest(newcomer string) *stream {
+	var top string
+	for c, n := range g.byCaller {
+		if n > g.byCaller[top] || n == g.byCaller[top] && c < top {
+			top = c
+		}
+	}
+	if top == "" || g.byCaller[top] <= g.byCaller[newcomer]+1 {
+		return nil
+	}
+	var oldest *stream
+	for s := range g.open {
+		if s.caller == top && (oldest == nil || s.opened.Before(oldest.opened)) {
+			oldest = s
+		}
+	}
+	return oldest
+}
+
+// give counts s no more, once its handler returned.
+func (g *streamGate) give(s *stream) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !s.closed {
+		g.remove(s)
+	}
+}
+
+// remove forgets s. g.mu must be held.
+func (g *streamGate) remove(s *stream) {
+	delete(g.open, s)
+	if s.caller == "" {
+		return
+	}
+	if g.byCaller[s.caller]--; g.byCaller[s.caller] <= 0 {
+		delete(g.byCaller, s.caller)
+	}
+	if s.listen {
+		if g.listens[s.caller]--; g.listens[s.caller] <= 0 {
+			delete(g.listens, s.caller)
+		}
+	}
+}
