@@ -98,7 +98,10 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // NewServer returns an http.Server that serves h with the limits of opts:
 // ReadHeaderTimeout, ReadTimeout, IdleTimeout, MaxHeaderBytes, and
 // ErrorLog writing to opts.Logger. WriteTimeout stays 0: a deadline would
-// cut event streams off. opts may be nil; its other fields are not used.
+// cut event streams off. Its ConnContext gives each TCP connection a user
+// timeout of opts.KeepAlive plus 30 s, which ends the event streams of
+// clients gone without a word (Linux only; see docs/deployment.md). opts
+// may be nil; its other fields are not used.
 //
 // Unlike Serve, it does not cancel requests when you stop it: its
 // Shutdown waits for open event streams (GET streams, 2026-07-28
@@ -126,6 +129,7 @@ func (o *Options) server(h http.Handler) *http.Server {
 		IdleTimeout:       o.IdleTimeout,
 		MaxHeaderBytes:    o.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelError),
+		ConnContext:       connContext(o.userTimeout()), // halfopen.go
 	}
 }
 
