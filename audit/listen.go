@@ -119,6 +119,9 @@ func firstMessage(resp *http.Response) (jsonrpc.Message, error) {
 	var data []byte
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		sc := bufio.NewScanner(resp.Body)
+		// The acknowledgement of a listen names each URI it subscribes:
+		// up to a request body's worth (4 MiB by default), not a line's.
+		sc.Buffer(nil, 8<<20)
 		for sc.Scan() {
 			if d, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
 				data = []byte(strings.TrimSpace(d))

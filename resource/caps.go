@@ -19,6 +19,13 @@ import (
 // SubscriptionOptions; subscribe.NoLimit lifts it, and a negative one is
 // refused. The HTTP edge (package serve) caps sessions and listen
 // streams.
+//
+// Caps by count bound what each subscription costs whatever its URI;
+// caps by bytes bound its URI, counted as len(uri) for each subscription
+// (a URI watched by many is stored once, but each listen request holds
+// its own copy while it lasts). A URI may be Options.MaxURILength long,
+// so that without them 10,000 subscriptions of one caller could name
+// 40 MB.
 const (
 	// DefaultMaxSubscriptionsPerCaller is SubscriptionOptions.MaxPerCaller's
 	// default: the subscriptions one caller holds across all its sessions
@@ -27,6 +34,15 @@ const (
 	// DefaultMaxSubscriptions is SubscriptionOptions.Max's default: the
 	// subscriptions a registry holds in all.
 	DefaultMaxSubscriptions = 100_000
+	// DefaultMaxSubscriptionBytesPerCaller is
+	// SubscriptionOptions.MaxBytesPerCaller's default: the bytes of the
+	// URIs one caller's subscriptions name, 1 MiB. The count cap binds
+	// first while they average under 104 bytes.
+	DefaultMaxSubscriptionBytesPerCaller = 1 << 20
+	// DefaultMaxSubscriptionBytes is SubscriptionOptions.MaxBytes's
+	// default: the bytes of the URIs all subscriptions name, 16 MiB. The
+	// count cap binds first while they average under 167 bytes.
+	DefaultMaxSubscriptionBytes = 16 << 20
 )
 
 // capsWithDefaults sets each cap of o left zero to its default, and
@@ -39,6 +55,8 @@ func (o *Options) capsWithDefaults(bad func(field string, err error)) {
 	}{
 		{"Subscriptions.MaxPerCaller", &o.Subscriptions.MaxPerCaller, DefaultMaxSubscriptionsPerCaller},
 		{"Subscriptions.Max", &o.Subscriptions.Max, DefaultMaxSubscriptions},
+		{"Subscriptions.MaxBytesPerCaller", &o.Subscriptions.MaxBytesPerCaller, DefaultMaxSubscriptionBytesPerCaller},
+		{"Subscriptions.MaxBytes", &o.Subscriptions.MaxBytes, DefaultMaxSubscriptionBytes},
 	} {
 		switch {
 		case *c.value < 0:

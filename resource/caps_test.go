@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,11 +173,94 @@ func eventually(t *testing.T, cond func() bool, what string) {
 }
 
 func TestCapsOptions(t *testing.T) {
-	for _, opts := range []resource.Options{
-		{Subscriptions: resource.SubscriptionOptions{MaxPerCaller: -1}},
-		{Subscriptions: resource.SubscriptionOptions{Max: -1}},
+	for _, c := range []struct {
+		field string
+		opts  resource.SubscriptionOptions
+	}{
+		{"Subscriptions.MaxPerCaller", resource.SubscriptionOptions{MaxPerCaller: -1}},
+		{"Subscriptions.Max", resource.SubscriptionOptions{Max: -1}},
+		{"Subscriptions.MaxBytesPerCaller", resource.SubscriptionOptions{MaxBytesPerCaller: -1}},
+		{"Subscriptions.MaxBytes", resource.SubscriptionOptions{MaxBytes: -1}},
 	} {
-		_, err := resource.NewRegistry(&opts)
-		assert.ErrorContains(t, err, "negative cap")
+		_, err := resource.NewRegistry(&resource.Options{Subscriptions: c.opts})
+		assert.ErrorContains(t, err, "negative cap", c.field)
+		assert.ErrorContains(t, err, c.field+":", c.field)
 	}
+}
+
+// longURI returns a URI of caps://r/{n} padded to size bytes with
+// leading zeros, which the template matches as its own spelling.
+func longURI(n, size int) string {
+	s := fmt.Sprint(n)
+	return "caps://r/" + strings.Repeat("0", size-len("caps://r/")-len(s)) + s
+}
+
+// Each subscription costs its URI's bytes against the caller's budget,
+// whichever session or stream holds it, and gives them back when it
+// ends: by unsubscribing, by its session's end, by its listen's end.
+func TestSubscriptionBytesPerCaller(t *testing.T) {
+	const size = 100
+	f := newCapsFixture(t, resource.Options{Subscriptions: resource.SubscriptionOptions{MaxBytesPerCaller: 3 * size}})
+	a, err := f.connect(t, "mallory")
+	require.NoError(t, err)
+	b, err := f.connect(t, "mallory")
+	require.NoError(t, err)
+	require.NoError(t, a.Subscribe(t.Context(), &mcp.SubscribeParams{URI: longURI(0, size)}))
+	stream, err := f.listen(t, "mallory", longURI(1, size))
+	require.NoError(t, err)
+	require.NoError(t, b.Subscribe(t.Context(), &mcp.SubscribeParams{URI: longURI(2, size)}))
+	// A fourth of mallory's is refused, on any session or stream; a
+	// short one still fits no better than the budget allows.
+	const refusal = "this caller's would exceed 300 bytes"
+	err = b.Subscribe(t.Context(), &mcp.SubscribeParams{URI: longURI(3, size)})
+	refusedWith(t, err, jsonrpc.CodeInvalidParams, refusal)
+	_, err = f.listen(t, "mallory", longURI(3, size))
+	refusedWith(t, err, jsonrpc.CodeInvalidParams, refusal)
+	err = b.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "caps://r/3"})
+	refusedWith(t, err, jsonrpc.CodeInvalidParams, refusal)
+	// Subscribing again to what one holds costs nothing more.
+	require.NoError(t, a.Subscribe(t.Context(), &mcp.SubscribeParams{URI: longURI(0, size)}))
+	// Another caller, even to the same URIs, is not held by mallory's.
+	alice, err := f.connect(t, "alice")
+	require.NoError(t, err)
+	for n := range 3 {
+		require.NoError(t, alice.Subscribe(t.Context(), &mcp.SubscribeParams{URI: longURI(n, size)}))
+	}
+	// Unsubscribing gives the bytes back.
+	require.NoError(t, b.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: longURI(2, size)}))
+	require.NoError(t, b.Subscribe(t.Context(), &mcp.SubscribeParams{URI: longURI(3, size)}))
+	err = b.Subscribe(t.Context(), &mcp.SubscribeParams{URI: longURI(4, size)})
+	refusedWith(t, err, jsonrpc.CodeInvalidParams, refusal)
+	// So does the end of a listen stream.
+	stream.Close()
+	eventually(t, func() bool { n, _, _ := f.reg.SubscriptionStats(); return n == 5 }, "the closed listen's subscription dropped")
+	require.NoError(t, b.Subscribe(t.Context(), &mcp.SubscribeParams{URI: longURI(4, size)}))
+	// And the end of a session.
+	require.NoError(t, a.Close())
+	eventually(t, func() bool { n, _, _ := f.reg.SubscriptionStats(); return n == 5 }, "session a's subscriptions dropped")
+	_, err = f.listen(t, "mallory", longURI(5, size))
+	require.NoError(t, err)
+	// The refusals were logged once, as one burst.
+	assert.Equal(t, 1, strings.Count(f.logs.String(), "refused over the cap of subscribed URI bytes per caller"), f.logs.String())
+}
+
+func TestSubscriptionBytesInAll(t *testing.T) {
+	const size = 1000
+	f := newCapsFixture(t, resource.Options{Subscriptions: resource.SubscriptionOptions{MaxBytes: 2 * size}})
+	a, err := f.connect(t, "alice")
+	require.NoError(t, err)
+	require.NoError(t, a.Subscribe(t.Context(), &mcp.SubscribeParams{URI: longURI(0, size)}))
+	stream, err := f.listen(t, "bob", longURI(1, size))
+	require.NoError(t, err)
+	const refusal = "the server's would exceed 2000 bytes"
+	err = a.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "caps://r/2"})
+	refusedWith(t, err, jsonrpc.CodeInvalidParams, refusal)
+	_, err = f.listen(t, "carol", "caps://r/2")
+	refusedWith(t, err, jsonrpc.CodeInvalidParams, refusal)
+	// bob hangs up: his bytes are everyone's again.
+	stream.Close()
+	eventually(t, func() bool { n, _, _ := f.reg.SubscriptionStats(); return n == 1 }, "bob's listen dropped")
+	_, err = f.listen(t, "carol", longURI(2, size))
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(f.logs.String(), "refused over the cap of subscribed URI bytes in all"), f.logs.String())
 }

@@ -328,6 +328,21 @@ func TestRefusalCodes(t *testing.T) {
 				require.NoError(t, f.subscribe(t, "test://a"))
 				return f.subscribe(t, "test://items/a")
 			}},
+		{name: "subscribe over MaxBytesPerCaller", want: invalidParams,
+			opts: resource.Options{
+				Subscriptions: resource.SubscriptionOptions{MaxBytesPerCaller: len("test://a")},
+				RateKey:       func(context.Context, mcp.Request, string) string { return "one caller" },
+			},
+			do: func(t *testing.T, f *codesFixture) error {
+				require.NoError(t, f.subscribe(t, "test://a"))
+				return f.subscribe(t, "test://items/a")
+			}},
+		{name: "subscribe over MaxBytes", want: invalidParams,
+			opts: resource.Options{Subscriptions: resource.SubscriptionOptions{MaxBytes: len("test://a")}},
+			do: func(t *testing.T, f *codesFixture) error {
+				require.NoError(t, f.subscribe(t, "test://a"))
+				return f.subscribe(t, "test://items/a")
+			}},
 		{name: "subscribe without a way to be notified", want: invalidParams, before: "2026-07-28",
 			do: func(t *testing.T, f *codesFixture) error {
 				// A session of go-sdk's stateless HTTP handler is sent

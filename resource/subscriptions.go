@@ -31,6 +31,18 @@ type SubscriptionOptions struct {
 	// is refused with -32602. Zero means DefaultMaxSubscriptions
 	// (100,000); subscribe.NoLimit sets no cap; negative is refused.
 	Max int
+	// MaxBytesPerCaller caps the bytes of the URIs one caller's
+	// subscriptions name, counted as MaxPerCaller counts subscriptions
+	// (len(uri) each, however many others watch it); one that would go
+	// over it is refused with -32602. Zero means
+	// DefaultMaxSubscriptionBytesPerCaller (1 MiB); subscribe.NoLimit
+	// sets no cap; negative is refused.
+	MaxBytesPerCaller int
+	// MaxBytes caps the bytes of the URIs all the registry's
+	// subscriptions name, counted the same way; one that would go over it
+	// is refused with -32602. Zero means DefaultMaxSubscriptionBytes
+	// (16 MiB); subscribe.NoLimit sets no cap; negative is refused.
+	MaxBytes int
 	// Window is the shortest time between two notifications of one URI
 	// (see subscribe.Options.Window): a change to a URI after a quiet
 	// spell is notified at once, and any number of Changed calls for it
@@ -64,15 +76,17 @@ type SubscriptionOptions struct {
 func (r *Registry) deliveryOptions() delivery.Options[Access] {
 	so := r.opts.Subscriptions
 	o := delivery.Options[Access]{
-		MaxPerSession:    so.MaxPerSession,
-		MaxPerCaller:     so.MaxPerCaller,
-		Max:              so.Max,
-		Window:           so.Window,
-		ListChangedDelay: r.opts.ListChangedDelay,
-		OnWatch:          so.OnWatch,
-		OnUnwatch:        so.OnUnwatch,
-		Announce:         func(s *mcp.Server) { announce(s, r.readViaMarker) },
-		Logger:           r.opts.Logger,
+		MaxPerSession:     so.MaxPerSession,
+		MaxPerCaller:      so.MaxPerCaller,
+		Max:               so.Max,
+		MaxBytesPerCaller: so.MaxBytesPerCaller,
+		MaxBytes:          so.MaxBytes,
+		Window:            so.Window,
+		ListChangedDelay:  r.opts.ListChangedDelay,
+		OnWatch:           so.OnWatch,
+		OnUnwatch:         so.OnUnwatch,
+		Announce:          func(s *mcp.Server) { announce(s, r.readViaMarker) },
+		Logger:            r.opts.Logger,
 	}
 	if r.opts.Authorize != nil {
 		o.Allowed = r.stillAllowed
@@ -88,7 +102,9 @@ func (r *Registry) deliveryOptions() delivery.Options[Access] {
 // check, if it has one, says the instance exists) that Options.Authorize,
 // if set, lets the caller subscribe to, and the session holds fewer than
 // SubscriptionOptions.MaxPerSession subscriptions, its caller fewer than
-// MaxPerCaller, and the registry fewer than Max; otherwise a -32602
+// MaxPerCaller, and the registry fewer than Max, and the URI keeps its
+// caller within MaxBytesPerCaller and the registry within MaxBytes;
+// otherwise a -32602
 // error saying why, the same for a denied resource as for an unknown one.
 // Refusals for a cap are logged at Warn, once per burst.
 // A template without WithExists accepts every URI it matches. A template
@@ -179,9 +195,11 @@ func (r *Registry) subscribe(c *call) error {
 
 // capNames names the delivery's caps in the log.
 var capNames = [...]string{
-	delivery.CapSession: "subscriptions per session",
-	delivery.CapCaller:  "subscriptions per caller",
-	delivery.CapTotal:   "subscriptions in all",
+	delivery.CapSession:     "subscriptions per session",
+	delivery.CapCaller:      "subscriptions per caller",
+	delivery.CapTotal:       "subscriptions in all",
+	delivery.CapCallerBytes: "subscribed URI bytes per caller",
+	delivery.CapTotalBytes:  "subscribed URI bytes in all",
 }
 
 // Unsubscribe answers resources/unsubscribe (and the end of a 2026-07-28

@@ -14,7 +14,13 @@
 // goroutines it holds at the height, what the attacker was granted, and
 // the legitimate client's 99th-percentile read latency during the attack
 // (p99-ms). caps=off lifts every cap, the registry's and the edge's, to
-// subscribe.NoLimit (math.MaxInt), for comparison.
+// subscribe.NoLimit (math.MaxInt), for comparison; caps=counts lifts only
+// the registry's caps by bytes (SubscriptionOptions.MaxBytesPerCaller and
+// MaxBytes), as the server was before them. The listen attacks with URIs
+// of 4,000 bytes (under the default MaxURILength, 4,096) also report the
+// server's resident set (RSS-MiB-held, RSS-MiB-after):
+//
+//	go test -run '^$' -bench 'Attack/listens-4000B' -benchtime 1x -count 5 ./bench/caps/
 package caps
 
 import (
@@ -50,7 +56,7 @@ const serverEnv = "MCPRES_CAPS_SERVER"
 
 func TestMain(m *testing.M) {
 	if caps := os.Getenv(serverEnv); caps != "" {
-		if err := runServer(caps == "off"); err != nil {
+		if err := runServer(caps); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -61,13 +67,17 @@ func TestMain(m *testing.M) {
 
 // runServer serves a registry with the template caps://r/{n} on a
 // loopback port, which it prints, at /mcp, and its figures at /stats,
-// until its standard input closes.
-func runServer(noCaps bool) error {
+// until its standard input closes. caps is "on", "counts" or "off".
+func runServer(caps string) error {
 	opts := resource.Options{}
 	edge := serve.Options{Logger: slogDiscard()}
-	if noCaps {
-		opts.Subscriptions = resource.SubscriptionOptions{MaxPerCaller: subscribe.NoLimit, Max: subscribe.NoLimit}
+	switch caps {
+	case "off":
+		opts.Subscriptions = resource.SubscriptionOptions{MaxPerCaller: subscribe.NoLimit, Max: subscribe.NoLimit,
+			MaxBytesPerCaller: subscribe.NoLimit, MaxBytes: subscribe.NoLimit}
 		edge.MaxSessionsPerCaller, edge.MaxSessions, edge.MaxListensPerCaller = subscribe.NoLimit, subscribe.NoLimit, subscribe.NoLimit
+	case "counts":
+		opts.Subscriptions = resource.SubscriptionOptions{MaxBytesPerCaller: subscribe.NoLimit, MaxBytes: subscribe.NoLimit}
 	}
 	opts.Logger = slogDiscard()
 	reg, err := resource.NewRegistry(&opts)
@@ -101,7 +111,7 @@ func runServer(noCaps bool) error {
 		for range server.Sessions() {
 			sessions++
 		}
-		json.NewEncoder(w).Encode(stats{HeapInUse: ms.HeapInuse, Goroutines: runtime.NumGoroutine(), Subscriptions: subs, Sessions: sessions})
+		json.NewEncoder(w).Encode(stats{HeapInUse: ms.HeapInuse, RSS: rss(), Goroutines: runtime.NumGoroutine(), Subscriptions: subs, Sessions: sessions})
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -117,9 +127,22 @@ func runServer(noCaps bool) error {
 	return hs.Close()
 }
 
+// rss returns the process's resident set in bytes, from /proc (0
+// elsewhere).
+func rss() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, resident uint64
+	fmt.Sscan(string(b), &size, &resident)
+	return resident * uint64(os.Getpagesize())
+}
+
 // stats is what /stats answers.
 type stats struct {
 	HeapInUse     uint64
+	RSS           uint64
 	Goroutines    int
 	Subscriptions int
 	Sessions      int
@@ -221,6 +244,11 @@ func p99(lat []time.Duration) time.Duration {
 // measure runs attack against a server with caps ("on" or "off") while a legitimate client reads, and reports the
 // figures. It returns once the attacker has hung up.
 func measure(b *testing.B, caps string, attack func(t *target) (granted int, hangUp func())) {
+	measureRSS(b, caps, false, attack)
+}
+
+// measureRSS is measure, reporting the resident set too if withRSS.
+func measureRSS(b *testing.B, caps string, withRSS bool, attack func(t *target) (granted int, hangUp func())) {
 	t := startServer(b, caps)
 	ready, stop, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var lat []time.Duration
@@ -251,6 +279,11 @@ func measure(b *testing.B, caps string, attack func(t *target) (granted int, han
 	b.ReportMetric(float64(p99(lat).Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(after.Subscriptions-rest.Subscriptions), "subs-after")
 	b.ReportMetric(float64(after.Sessions-rest.Sessions), "sessions-after")
+	if withRSS {
+		rssMiB := func(s stats) float64 { return (float64(s.RSS) - float64(rest.RSS)) / (1 << 20) }
+		b.ReportMetric(rssMiB(peak), "RSS-MiB-held")
+		b.ReportMetric(rssMiB(after), "RSS-MiB-after")
+	}
 }
 
 // BenchmarkAttack runs each attack against a server with the caps'
@@ -267,6 +300,65 @@ func BenchmarkAttack(b *testing.B) {
 				measure(b, caps, sessionAttack(b))
 			}
 		})
+	}
+	// URIs of 4,000 bytes: the docs' attack from one address, and one
+	// from 40 addresses shaped to each caller's byte budget (1 MiB: 250
+	// URIs a stream), against the defaults and against the caps by count
+	// alone. Lifting every cap would let them hold 800 MB.
+	for _, caps := range []string{"on", "counts"} {
+		b.Run("listens-4000B/addrs=1/caps="+caps, func(b *testing.B) {
+			for range b.N {
+				measureRSS(b, caps, true, longListenAttack(b, 1, 200, 1000, 4000))
+			}
+		})
+		b.Run("listens-4000B/addrs=40/caps="+caps, func(b *testing.B) {
+			for range b.N {
+				measureRSS(b, caps, true, longListenAttack(b, 40, 10, 250, 4000))
+			}
+		})
+	}
+}
+
+// longListenAttack opens, from each of addrs addresses (127.0.1.1 on),
+// listens subscriptions/listen streams of each URIs of size bytes
+// (caps://r/{n}, n padded with zeros), keeps those granted open, and
+// hangs up. The addresses open theirs at once.
+func longListenAttack(b *testing.B, addrs, listens, each, size int) func(t *target) (int, func()) {
+	return func(t *target) (int, func()) {
+		var mu sync.Mutex
+		var open []io.Closer
+		var clients []*http.Client
+		var wg sync.WaitGroup
+		for a := range addrs {
+			client := clientFrom(fmt.Sprintf("127.0.1.%d", a+1), listens)
+			clients = append(clients, client)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range listens {
+					uris := make([]string, each)
+					for j := range uris {
+						n := fmt.Sprint(((a*listens)+i)*each + j)
+						uris[j] = "caps://r/" + strings.Repeat("0", size-len("caps://r/")-len(n)) + n
+					}
+					stream, err := audit.ListenHTTP(context.Background(), client, t.base+"/mcp", "2026-07-28", uris)
+					if err == nil {
+						mu.Lock()
+						open = append(open, stream)
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return len(open), func() {
+			for _, s := range open {
+				s.Close()
+			}
+			for _, c := range clients {
+				c.CloseIdleConnections()
+			}
+		}
 	}
 }
 

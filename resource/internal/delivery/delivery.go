@@ -79,6 +79,10 @@ type Options[G any] struct {
 	// zero sets no cap (the registry passes its defaults). The caller ""
 	// is not capped on its own.
 	MaxPerCaller, Max int
+	// MaxBytesPerCaller and MaxBytes cap the same as MaxPerCaller and
+	// Max do, by the bytes of the subscriptions' URIs (len(uri) each)
+	// rather than by their number; zero sets no cap.
+	MaxBytesPerCaller, MaxBytes int
 	// Window is the shortest time between two deliveries of one URI: zero
 	// means subscribe.DefaultWindow.
 	Window time.Duration
@@ -154,8 +158,9 @@ type Delivery[G any] struct {
 	sessions   map[*mcp.ServerSession]*record[G] // with subscriptions or notifications waiting
 	others     map[Session]*record[G]            // the same, of other servers than go-sdk's; nil if none yet
 	count      int                               // subscriptions
+	bytes      int                               // their URIs' bytes, len(uri) each
 	subscribed int                               // sessions holding any
-	callers    map[string]int                    // subscriptions by caller, but ""
+	callers    map[string]held                   // by caller, but ""
 	// pending holds, by URI ID, the records whose subscription to it
 	// go-sdk does not hold yet (see Subscribe): a delivery marks just
 	// those, and there are none most of the time.
@@ -170,6 +175,10 @@ type Delivery[G any] struct {
 
 	countMu sync.Mutex // orders Count calls
 }
+
+// held is what one caller holds: its subscriptions, and their URIs'
+// bytes.
+type held struct{ count, bytes int }
 
 // A hookCall is a call of OnWatch (watch) or OnUnwatch.
 type hookCall struct {

@@ -73,13 +73,19 @@ type LimitError struct {
 type Cap uint8
 
 const (
-	CapSession Cap = iota // Options.MaxPerSession
-	CapCaller             // Options.MaxPerCaller
-	CapTotal              // Options.Max
+	CapSession     Cap = iota // Options.MaxPerSession
+	CapCaller                 // Options.MaxPerCaller
+	CapTotal                  // Options.Max
+	CapCallerBytes            // Options.MaxBytesPerCaller
+	CapTotalBytes             // Options.MaxBytes
 )
 
 func (e *LimitError) Error() string {
 	switch e.Cap {
+	case CapCallerBytes:
+		return fmt.Sprintf("subscribed URIs too long: this caller's would exceed %d bytes across its sessions and listen streams, the most it may hold", e.Limit)
+	case CapTotalBytes:
+		return fmt.Sprintf("subscribed URIs too long: the server's would exceed %d bytes, the most it holds", e.Limit)
 	case CapCaller:
 		return fmt.Sprintf("too many subscriptions: this caller holds %d across its sessions and listen streams, the most it may", e.Limit)
 	case CapTotal:
@@ -91,26 +97,40 @@ func (e *LimitError) Error() string {
 func (e *LimitError) Unwrap() error { return subscribe.ErrLimit }
 
 // limit returns the cap a new subscription of rec (nil for a session
-// without one yet) by caller would go over, or nil. d.mu must be held.
-func (d *Delivery[G]) limit(rec *record[G], caller string) error {
+// without one yet) by caller to a URI of size bytes would go over, or
+// nil. d.mu must be held.
+func (d *Delivery[G]) limit(rec *record[G], caller string, size int) error {
+	mine := d.callers[caller]
 	switch {
 	case rec.len() >= d.opts.MaxPerSession:
 		return &LimitError{Cap: CapSession, Limit: d.opts.MaxPerSession}
 	case d.opts.Max > 0 && d.count >= d.opts.Max:
 		return &LimitError{Cap: CapTotal, Limit: d.opts.Max}
-	case d.opts.MaxPerCaller > 0 && caller != "" && d.callers[caller] >= d.opts.MaxPerCaller:
+	case d.opts.MaxBytes > 0 && d.bytes+size > d.opts.MaxBytes:
+		return &LimitError{Cap: CapTotalBytes, Limit: d.opts.MaxBytes}
+	case caller == "":
+	case d.opts.MaxPerCaller > 0 && mine.count >= d.opts.MaxPerCaller:
 		return &LimitError{Cap: CapCaller, Limit: d.opts.MaxPerCaller}
+	case d.opts.MaxBytesPerCaller > 0 && mine.bytes+size > d.opts.MaxBytesPerCaller:
+		return &LimitError{Cap: CapCallerBytes, Limit: d.opts.MaxBytesPerCaller}
 	}
 	return nil
 }
 
-// uncount counts n subscriptions of rec fewer. d.mu must be held.
-func (d *Delivery[G]) uncount(rec *record[G], n int) {
+// uncount counts n subscriptions of rec fewer, whose URIs hold size
+// bytes. d.mu must be held.
+func (d *Delivery[G]) uncount(rec *record[G], n, size int) {
+	d.bytes -= size
 	if rec.caller == "" {
 		return
 	}
-	if d.callers[rec.caller] -= n; d.callers[rec.caller] <= 0 {
+	h := d.callers[rec.caller]
+	h.count -= n
+	h.bytes -= size
+	if h.count <= 0 {
 		delete(d.callers, rec.caller)
+	} else {
+		d.callers[rec.caller] = h
 	}
 }
 
@@ -137,7 +157,7 @@ func (d *Delivery[G]) Subscribe(s Key, uri string, sub Subscription[G]) error {
 		if rec != nil && rec.uris.Len() > 0 {
 			caller = rec.caller
 		}
-		if err := d.limit(rec, caller); err != nil {
+		if err := d.limit(rec, caller, len(uri)); err != nil {
 			d.mu.Unlock()
 			return err
 		}
@@ -146,11 +166,15 @@ func (d *Delivery[G]) Subscribe(s Key, uri string, sub Subscription[G]) error {
 			d.setRecord(s, rec)
 		}
 		rec.caller = caller
+		d.bytes += len(uri)
 		if caller != "" {
 			if d.callers == nil {
-				d.callers = make(map[string]int)
+				d.callers = make(map[string]held)
 			}
-			d.callers[caller]++
+			h := d.callers[caller]
+			h.count++
+			h.bytes += len(uri)
+			d.callers[caller] = h
 		}
 		var first bool
 		if id, first = d.uris.watch(uri); first && d.opts.OnWatch != nil {
@@ -207,7 +231,7 @@ func (d *Delivery[G]) Unsubscribe(s Key, uri string) {
 	delete(rec.grants, id)
 	d.settle(rec, id)
 	d.unwatch(id)
-	d.uncount(rec, 1)
+	d.uncount(rec, 1, len(uri))
 	if rec.uris.Len() == 0 {
 		d.unsubscribed(s, rec)
 	}
@@ -226,8 +250,12 @@ func (d *Delivery[G]) Drop(s Key) {
 	for id := range rec.pending {
 		d.settle(rec, id)
 	}
-	rec.uris.Each(d.unwatch)
-	d.uncount(rec, rec.uris.Len())
+	size := 0
+	rec.uris.Each(func(id uint32) {
+		size += len(d.uris.byID[id])
+		d.unwatch(id)
+	})
+	d.uncount(rec, rec.uris.Len(), size)
 	rec.uris, rec.grants, rec.pending = smallset.Set[uint32]{}, nil, nil
 	d.unsubscribed(s, rec)
 	d.unlockAndCallHooks()
