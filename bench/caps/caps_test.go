@@ -202,12 +202,13 @@ func clientFrom(ip string, conns int) *http.Client {
 	return &http.Client{Transport: tr}
 }
 
-// legit reads caps://r/1 over a 2025-11-25 session from 127.0.0.2 until
+// legit reads caps://r/1 over a 2025-11-25 session from 127.0.2.2 (a /24
+// of its own, so another caller than every attacker) until
 // stop is closed, and returns each read's latency once done is closed,
 // when it closes the session.
 func legit(b *testing.B, t *target, ready chan<- struct{}, stop, done <-chan struct{}) []time.Duration {
 	client := mcp.NewClient(&mcp.Implementation{Name: "legit", Version: "v0"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: t.base + "/mcp", HTTPClient: clientFrom("127.0.0.2", 2)},
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: t.base + "/mcp", HTTPClient: clientFrom("127.0.2.2", 2)},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		b.Error(err)
