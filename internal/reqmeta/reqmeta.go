@@ -53,6 +53,9 @@ var (
 	errBase64   = errors.New("header mismatch: the Mcp-Name header is not valid Base64 between =?base64? and ?=")
 	errNoHeader = errors.New("header mismatch: the Mcp-Protocol-Version header is required for a request whose _meta names its protocol version")
 	errVersion  = errors.New("header mismatch: the Mcp-Protocol-Version header does not match the request's _meta protocol version")
+	// errDuplicate: JSON parsers differ on which of two equal keys they
+	// take, so a proxy and the server could read two versions.
+	errDuplicate = errors.New("header mismatch: the request's params, _meta, or its protocol version key, is given twice")
 )
 
 // mirrored are the headers a 2026-07-28 request mirrors from its body
@@ -145,72 +148,18 @@ var metaKey = []byte(`"` + mcp.MetaKeyProtocolVersion + `"`)
 // reject the request with 400 Bad Request and a HeaderMismatch JSON-RPC
 // error". go-sdk checks this only for a header of 2026-07-28 or later
 // (an older one it refuses with -32022 UnsupportedProtocolVersion, naming
-// the header's version as the one it does not support). Body returns the
-// id of the first request that breaks the rule, and why; a body that is
-// not JSON-RPC passes, for go-sdk to refuse.
+// the header's version as the one it does not support). A request whose
+// params, _meta or protocol version key is given twice breaks the rule
+// too: which one counts is the reader's guess. Body returns the id of
+// the first request that breaks the rule, and why; a body that is not
+// JSON-RPC passes, for the handler to refuse.
 func Body(body []byte, version string) (jsonrpc.ID, error) {
 	// Without a backslash, no JSON string in body is escaped: a _meta key
 	// naming the protocol version would be there as it is.
 	if bytes.IndexByte(body, '\\') < 0 && !bytes.Contains(body, metaKey) {
 		return jsonrpc.ID{}, nil
 	}
-	return checkBody(body, version)
-}
-
-// checkBody is Body without its shortcut.
-func checkBody(body []byte, version string) (jsonrpc.ID, error) {
-	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(body, &batch) != nil {
-			return jsonrpc.ID{}, nil
-		}
-		for _, m := range batch {
-			if id, err := checkMessage(m, version); err != nil {
-				return id, err
-			}
-		}
-		return jsonrpc.ID{}, nil
-	}
-	return checkMessage(body, version)
-}
-
-// checkMessage checks one JSON-RPC message.
-func checkMessage(data []byte, version string) (jsonrpc.ID, error) {
-	msg, err := jsonrpc.DecodeMessage(data)
-	if err != nil {
-		return jsonrpc.ID{}, nil
-	}
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok {
-		return jsonrpc.ID{}, nil
-	}
-	meta := metaVersion(req.Params)
-	switch {
-	case meta == "" || meta == version:
-		return jsonrpc.ID{}, nil
-	case version == "":
-		return req.ID, errNoHeader
-	}
-	return req.ID, errVersion
-}
-
-// metaVersion returns the protocol version params' _meta names, or "" if
-// it names none. Like go-sdk, it reads the keys as they are written (not
-// folding case), and takes only a string.
-func metaVersion(params json.RawMessage) string {
-	var p map[string]json.RawMessage
-	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
-		return ""
-	}
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(p["_meta"], &meta) != nil {
-		return ""
-	}
-	var v string
-	if json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &v) != nil {
-		return ""
-	}
-	return v
+	return scan(body, version)
 }
 
 // ID returns the id of the request body holds, for the answer that
