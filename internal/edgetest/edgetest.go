@@ -62,6 +62,10 @@ func Run(t *testing.T, newHandler NewHandler, skip map[string]string) {
 		{"SessionCaps", testSessionCaps},
 		{"ListenCaps", testListenCaps},
 		{"CallersByAddress", testCallersByAddress},
+		{"UnknownSession", testUnknownSession},
+		{"Batch", testBatch},
+		{"DuplicateMeta", testDuplicateMeta},
+		{"BoundedEcho", testBoundedEcho},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if why, ok := skip[c.name]; ok {
@@ -242,7 +246,7 @@ func testMetadata(t *testing.T, f *fixture) {
 	}
 	// An older header, and a body whose _meta names 2026-07-28.
 	body := request(3, "resources/list", modern, nil)
-	status, _, answer := f.post(t, "2025-11-25", body, protocol.HeaderSessionID, "s1")
+	status, _, answer := f.post(t, "2025-11-25", body, protocol.HeaderSessionID, f.open(t, "2025-11-25"))
 	assert.Equal(t, http.StatusBadRequest, status)
 	assert.EqualValues(t, protocol.CodeHeaderMismatch, rpcError(t, answer).Code)
 	assert.Contains(t, f.logs.String(), "refused a request for its request-metadata headers")
