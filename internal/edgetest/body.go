@@ -2,7 +2,8 @@ package edgetest
 
 // This file holds the suite's tests of what the body check reads, and
 // what its refusals say: a session the edge does not hold, a batch of a
-// version without batches, a key given twice, a long header.
+// version without batches, a key given twice, a long header, and a Host
+// of DNS rebinding.
 
 import (
 	"encoding/json"
@@ -143,4 +144,30 @@ func testBoundedEcho(t *testing.T, f *fixture) {
 			assert.NotContains(t, resp.Error.Message, strings.Repeat("x", 65), name)
 		}
 	}
+}
+
+// A request on a loopback address whose Host is not a loopback name, as
+// a page of a rebound domain sends it, gets no CORS answer from the
+// edge: go-sdk and mcp-go refuse it (403), and so should any handler.
+func testRebindingHost(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{})
+	const host = "rebound.example"
+	for _, method := range []string{http.MethodOptions, http.MethodPost} {
+		req, err := http.NewRequestWithContext(t.Context(), method, f.url, strings.NewReader(initialize("2025-11-25")))
+		require.NoError(t, err)
+		setHeaders(req, "", []string{"Origin", "http://" + host, "Access-Control-Request-Method", "POST"})
+		req.Host = host
+		status, h, _ := do(t, req)
+		assert.Equal(t, http.StatusForbidden, status, method)
+		assert.Empty(t, h.Get("Access-Control-Allow-Origin"), method)
+		assert.Empty(t, h.Get(protocol.HeaderSessionID), method)
+	}
+	// The same page on the loopback name is served.
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodOptions, f.url, nil)
+	require.NoError(t, err)
+	setHeaders(req, "", []string{"Origin", "http://localhost", "Access-Control-Request-Method", "POST"})
+	req.Host = "localhost"
+	status, h, _ := do(t, req)
+	assert.Equal(t, http.StatusNoContent, status)
+	assert.Equal(t, "http://localhost", h.Get("Access-Control-Allow-Origin"))
 }

@@ -66,6 +66,7 @@ func Run(t *testing.T, newHandler NewHandler, skip map[string]string) {
 		{"Batch", testBatch},
 		{"DuplicateMeta", testDuplicateMeta},
 		{"BoundedEcho", testBoundedEcho},
+		{"RebindingHost", testRebindingHost},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if why, ok := skip[c.name]; ok {
