@@ -3,6 +3,11 @@ package serve
 // This file holds the body of a POST: read once, bounded in size and
 // time, and checked against the request-metadata headers (2026-07-28,
 // transports, "Request Metadata"). The rules are in internal/reqmeta.
+//
+// What the check costs is bounded by what the handler's own decoding of
+// the body costs. The body of a session the edge does not hold is not
+// read: the handler answers 404 for it. A batch of a version that has
+// none is refused before it is scanned.
 
 import (
 	"bytes"
@@ -25,8 +30,10 @@ func modern(req *http.Request) bool {
 }
 
 // checkBody reads the body of req, a POST, and checks it against the
-// request's metadata headers. If the body is too long, too slow, or
-// breaks a rule, it answers and returns false. Otherwise it returns the
+// request's metadata headers. If the body is too long, too slow, a batch
+// its version forbids, or breaks a rule, it answers and returns false.
+// The body of a session the gate does not hold it leaves unread, bounded
+// in size. Otherwise it returns the
 // request to serve, whose body reads the same bytes again, and whose
 // Mcp-Name is decoded.
 func (g *guard) checkBody(w http.ResponseWriter, req *http.Request) (*http.Request, bool) {
@@ -36,6 +43,12 @@ func (g *guard) checkBody(w http.ResponseWriter, req *http.Request) (*http.Reque
 		body, _ := g.readBody(w, req)
 		g.refuseMetadata(w, req, reqmeta.ID(body), err)
 		return nil, false
+	}
+	if id := req.Header.Get(protocol.HeaderSessionID); id != "" && !isModern && !g.sessions.known(id) {
+		// The handler answers 404, or reads the body itself: the edge
+		// only bounds it.
+		req.Body = http.MaxBytesReader(w, req.Body, g.o.MaxBodyBytes)
+		return req, true
 	}
 	body, err := g.readBody(w, req)
 	if err != nil {
@@ -48,6 +61,12 @@ func (g *guard) checkBody(w http.ResponseWriter, req *http.Request) (*http.Reque
 		return nil, false
 	}
 	version := req.Header.Get(protocol.HeaderProtocolVersion)
+	if reqmeta.Batched(body, version) {
+		g.refusals.debug(req, "refused a batch of a version without batches",
+			slog.String("mcp_protocol_version", reqmeta.Bounded(version)))
+		refuseBatch(w)
+		return nil, false
+	}
 	var id jsonrpc.ID
 	if isModern {
 		id, err = reqmeta.Mirrored(body, req.Header, name, version)
@@ -110,7 +129,7 @@ type replayBody struct {
 func (g *guard) refuseMetadata(w http.ResponseWriter, req *http.Request, id jsonrpc.ID, err error) {
 	g.refusals.debug(req, "refused a request for its request-metadata headers",
 		slog.String("reason", err.Error()),
-		slog.String("mcp_method", req.Header.Get(protocol.HeaderMethod)),
-		slog.String("mcp_protocol_version", req.Header.Get(protocol.HeaderProtocolVersion)))
+		slog.String("mcp_method", reqmeta.Bounded(req.Header.Get(protocol.HeaderMethod))),
+		slog.String("mcp_protocol_version", reqmeta.Bounded(req.Header.Get(protocol.HeaderProtocolVersion))))
 	refuseMetadata(w, id, err)
 }

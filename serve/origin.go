@@ -7,11 +7,15 @@ package serve
 import (
 	"log/slog"
 	"net/http"
+
+	"github.com/mcpres/mcpres/internal/origin"
 )
 
 // checkOrigin refuses req if its Origin header is present but neither
 // its own origin nor an allowed one, and answers a CORS preflight of an
-// allowed origin. It returns false if it answered.
+// allowed origin. A request of DNS rebinding (origin.Rebinding) it
+// passes on without CORS headers, for the handler to refuse. It returns
+// false if it answered.
 //
 // "Servers MUST validate the Origin header on all incoming connections
 // to prevent DNS rebinding attacks" (2025-06-18, transports); "If the
@@ -29,6 +33,12 @@ func (g *guard) checkOrigin(w http.ResponseWriter, req *http.Request) bool {
 			slog.String("reason", err.Error()))
 		refuseOrigin(w)
 		return false
+	}
+	if origin.Rebinding(req) {
+		// A page of a domain rebound to a loopback address: its Origin is
+		// its Host's. The handler refuses it, as go-sdk and mcp-go do by
+		// default; the edge says nothing that lets a browser read on.
+		return true
 	}
 	// A browser reads a cross-origin answer only if the server says it
 	// may, and asks first (OPTIONS) before a POST with a JSON body or an

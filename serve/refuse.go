@@ -48,6 +48,15 @@ func refuseMetadata(w http.ResponseWriter, id jsonrpc.ID, err error) {
 	refuse(w, http.StatusBadRequest, id, protocol.CodeHeaderMismatch, err.Error(), nil)
 }
 
+// refuseBatch answers a JSON-RPC batch of a version that has none: 400,
+// and -32600 Invalid Request, as go-sdk's handler answers 400. "If the
+// server cannot accept the input, it MUST return an HTTP error status
+// code (e.g., 400 Bad Request)" (2025-06-18, transports).
+func refuseBatch(w http.ResponseWriter) {
+	refuse(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+		"Invalid Request: JSON-RPC batches are not part of protocol 2025-06-18 and later", nil)
+}
+
 // refuseTooLarge answers a body longer than limit: 413, and -32600.
 func refuseTooLarge(w http.ResponseWriter, limit int64) {
 	refuse(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,

@@ -65,6 +65,11 @@ func Run(t *testing.T, newHandler NewHandler, skip map[string]string) {
 		{"ListenCaps", testListenCaps},
 		{"CallersByAddress", testCallersByAddress},
 		{"CallersByNetwork", testCallersByNetwork},
+		{"UnknownSession", testUnknownSession},
+		{"Batch", testBatch},
+		{"DuplicateMeta", testDuplicateMeta},
+		{"BoundedEcho", testBoundedEcho},
+		{"RebindingHost", testRebindingHost},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if why, ok := skip[c.name]; ok {
@@ -245,7 +250,7 @@ func testMetadata(t *testing.T, f *fixture) {
 	}
 	// An older header, and a body whose _meta names 2026-07-28.
 	body := request(3, "resources/list", modern, nil)
-	status, _, answer := f.post(t, "2025-11-25", body, protocol.HeaderSessionID, "s1")
+	status, _, answer := f.post(t, "2025-11-25", body, protocol.HeaderSessionID, f.open(t, "2025-11-25"))
 	assert.Equal(t, http.StatusBadRequest, status)
 	assert.EqualValues(t, protocol.CodeHeaderMismatch, rpcError(t, answer).Code)
 	assert.Contains(t, f.logs.String(), "refused a request for its request-metadata headers")
@@ -504,17 +509,17 @@ func testCallersByNetwork(t *testing.T, f *fixture) {
 		{"2001:db8:1:3::1", http.StatusOK},
 		{"::ffff:198.51.100.7", http.StatusTooManyRequests}, // IPv4-mapped: 198.51.100.0/24
 	} {
-		assert.Equal(t, c.want, f.open(t, c.addr), c.addr)
+		assert.Equal(t, c.want, f.openFrom(t, c.addr), c.addr)
 	}
 	g := &fixture{newHandler: f.newHandler}
 	g.serve(t, serve.Options{MaxSessionsPerCaller: 1, ClientAddressHeader: "X-Forwarded-For", IPv4Prefix: 32})
-	assert.Equal(t, http.StatusOK, g.open(t, "192.0.2.1"))
-	assert.Equal(t, http.StatusOK, g.open(t, "192.0.2.2"), "with IPv4Prefix 32, another address")
+	assert.Equal(t, http.StatusOK, g.openFrom(t, "192.0.2.1"))
+	assert.Equal(t, http.StatusOK, g.openFrom(t, "192.0.2.2"), "with IPv4Prefix 32, another address")
 }
 
-// open posts an initialize from addr, named in X-Forwarded-For, and
+// openFrom posts an initialize from addr, named in X-Forwarded-For, and
 // returns the status.
-func (f *fixture) open(t *testing.T, addr string) int {
+func (f *fixture) openFrom(t *testing.T, addr string) int {
 	status, _, _ := f.post(t, "2025-11-25", initialize("2025-11-25"), "X-Forwarded-For", addr)
 	return status
 }

@@ -49,10 +49,14 @@ const (
 // The reasons a request is refused. Each begins as go-sdk's own do
 // ("header mismatch: …"), and names no value the client sent.
 var (
-	errVersions = errors.New("header mismatch: more than one Mcp-Protocol-Version header")
-	errBase64   = errors.New("header mismatch: the Mcp-Name header is not valid Base64 between =?base64? and ?=")
-	errNoHeader = errors.New("header mismatch: the Mcp-Protocol-Version header is required for a request whose _meta names its protocol version")
-	errVersion  = errors.New("header mismatch: the Mcp-Protocol-Version header does not match the request's _meta protocol version")
+	errVersions      = errors.New("header mismatch: more than one Mcp-Protocol-Version header")
+	errVersionLength = errors.New("header mismatch: the Mcp-Protocol-Version header is too long to name a protocol version")
+	errBase64        = errors.New("header mismatch: the Mcp-Name header is not valid Base64 between =?base64? and ?=")
+	errNoHeader      = errors.New("header mismatch: the Mcp-Protocol-Version header is required for a request whose _meta names its protocol version")
+	errVersion       = errors.New("header mismatch: the Mcp-Protocol-Version header does not match the request's _meta protocol version")
+	// errDuplicate: JSON parsers differ on which of two equal keys they
+	// take, so a proxy and the server could read two versions.
+	errDuplicate = errors.New("header mismatch: the request's params, _meta, or its protocol version key, is given twice")
 )
 
 // mirrored are the headers a 2026-07-28 request mirrors from its body
@@ -72,11 +76,21 @@ var mirrored = []string{protocol.HeaderProtocolVersion, protocol.HeaderMethod, p
 // character other than visible ASCII, space and tab ("A header value
 // contains invalid characters").
 //
+// A version header longer than 64 bytes names no version, and is
+// refused: handlers echo the version they do not support ("If the server
+// receives a request with an invalid or unsupported MCP-Protocol-Version,
+// it MUST respond with 400 Bad Request", 2025-06-18, transports).
+//
 // It returns the Mcp-Name header go-sdk should compare with the body:
 // decoded, with decoded true, if the client sent it in Base64 ("servers
 // MUST decode an encoded Mcp-Name or Mcp-Param-{Name} value before
 // comparing it to the corresponding request body value").
 func Headers(h http.Header, modern bool) (name string, decoded bool, err error) {
+	for _, v := range h.Values(protocol.HeaderProtocolVersion) {
+		if len(v) > echoMax {
+			return "", false, errVersionLength
+		}
+	}
 	if versions := h.Values(protocol.HeaderProtocolVersion); len(versions) > 1 {
 		for _, v := range versions {
 			if v >= protocol.SessionlessSince {
@@ -145,72 +159,18 @@ var metaKey = []byte(`"` + mcp.MetaKeyProtocolVersion + `"`)
 // reject the request with 400 Bad Request and a HeaderMismatch JSON-RPC
 // error". go-sdk checks this only for a header of 2026-07-28 or later
 // (an older one it refuses with -32022 UnsupportedProtocolVersion, naming
-// the header's version as the one it does not support). Body returns the
-// id of the first request that breaks the rule, and why; a body that is
-// not JSON-RPC passes, for go-sdk to refuse.
+// the header's version as the one it does not support). A request whose
+// params, _meta or protocol version key is given twice breaks the rule
+// too: which one counts is the reader's guess. Body returns the id of
+// the first request that breaks the rule, and why; a body that is not
+// JSON-RPC passes, for the handler to refuse.
 func Body(body []byte, version string) (jsonrpc.ID, error) {
 	// Without a backslash, no JSON string in body is escaped: a _meta key
 	// naming the protocol version would be there as it is.
 	if bytes.IndexByte(body, '\\') < 0 && !bytes.Contains(body, metaKey) {
 		return jsonrpc.ID{}, nil
 	}
-	return checkBody(body, version)
-}
-
-// checkBody is Body without its shortcut.
-func checkBody(body []byte, version string) (jsonrpc.ID, error) {
-	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(body, &batch) != nil {
-			return jsonrpc.ID{}, nil
-		}
-		for _, m := range batch {
-			if id, err := checkMessage(m, version); err != nil {
-				return id, err
-			}
-		}
-		return jsonrpc.ID{}, nil
-	}
-	return checkMessage(body, version)
-}
-
-// checkMessage checks one JSON-RPC message.
-func checkMessage(data []byte, version string) (jsonrpc.ID, error) {
-	msg, err := jsonrpc.DecodeMessage(data)
-	if err != nil {
-		return jsonrpc.ID{}, nil
-	}
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok {
-		return jsonrpc.ID{}, nil
-	}
-	meta := metaVersion(req.Params)
-	switch {
-	case meta == "" || meta == version:
-		return jsonrpc.ID{}, nil
-	case version == "":
-		return req.ID, errNoHeader
-	}
-	return req.ID, errVersion
-}
-
-// metaVersion returns the protocol version params' _meta names, or "" if
-// it names none. Like go-sdk, it reads the keys as they are written (not
-// folding case), and takes only a string.
-func metaVersion(params json.RawMessage) string {
-	var p map[string]json.RawMessage
-	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
-		return ""
-	}
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(p["_meta"], &meta) != nil {
-		return ""
-	}
-	var v string
-	if json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &v) != nil {
-		return ""
-	}
-	return v
+	return scan(body, version)
 }
 
 // ID returns the id of the request body holds, for the answer that
@@ -284,4 +244,35 @@ func Mirrored(body []byte, h http.Header, name, version string) (jsonrpc.ID, err
 		return req.ID, errVersion
 	}
 	return jsonrpc.ID{}, nil
+}
+
+// Batched reports whether body is a JSON-RPC batch (its first byte other
+// than white space is '[') and version, the Mcp-Protocol-Version header,
+// names 2025-06-18 or later. Those versions have no batches: "The body
+// of the POST request MUST be a single JSON-RPC request, notification,
+// or response" (2025-06-18, transports; the changelog: "Remove support
+// for JSON-RPC batching"). A client sends the header on every request
+// after initialize ("the client MUST include the MCP-Protocol-Version:
+// <protocol-version> HTTP header on all subsequent requests"), so the
+// header is its session's version. Without it, a server "SHOULD assume
+// protocol version 2025-03-26", which has batches.
+func Batched(body []byte, version string) bool {
+	if version < protocol.Version20250618 {
+		return false
+	}
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '['
+}
+
+// echoMax is the most bytes of a client's value an error or a log line
+// echoes.
+const echoMax = 64
+
+// Bounded returns v, cut to its first 64 bytes and marked "…" if longer:
+// a header can be as long as the server's MaxHeaderBytes allows.
+func Bounded(v string) string {
+	if len(v) <= echoMax {
+		return v
+	}
+	return strings.ToValidUTF8(v[:echoMax], "") + "…"
 }

@@ -1,11 +1,15 @@
 package reqmeta
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -123,7 +127,20 @@ func TestBody(t *testing.T) {
 		{name: "response", body: `{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
 		{name: "not JSON", body: `{"io.modelcontextprotocol/protocolVersion"`},
 		{name: "not JSON-RPC", body: `{"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
-		{name: "broken batch", body: `[` + read},
+		{name: "broken batch", body: `[{"jsonrpc":"2.0","id":1,"method":"resources/list"`},
+		// Refused as far as it parses: the handler would refuse it anyway.
+		{name: "broken batch after a bad request", body: `[` + read, id: float64(7), err: "is required"},
+		// Which of two keys counts is the reader's guess.
+		{name: "two _meta", version: "2025-11-25", id: float64(1), err: "twice",
+			body: `{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"},"_meta":{}}}`},
+		{name: "two _meta, one escaped", version: "2025-11-25", id: float64(1), err: "twice",
+			body: `{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{"_meta":{},"\u005fmeta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`},
+		{name: "two versions in _meta", version: "2025-11-25", id: float64(1), err: "twice",
+			body: meta("1", "resources/list", "", `"2025-11-25","io.modelcontextprotocol/protocolVersion":"2025-11-25"`)},
+		{name: "two params", version: "2025-11-25", id: float64(1), err: "twice",
+			body: `{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}},"params":{}}`},
+		{name: "two _meta in two messages", version: "2025-11-25",
+			body: `[` + meta("1", "a", "", `"2025-11-25"`) + `,` + meta("2", "b", "", `"2025-11-25"`) + `]`},
 		{name: "empty", body: ``},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -161,25 +178,95 @@ func TestID(t *testing.T) {
 	}
 }
 
-// FuzzBody: Body never panics, and its shortcut (no backslash, no
-// protocol-version key: nothing to check) answers as the whole check
-// does.
+// FuzzBody: Body never panics; its shortcut (no backslash, no
+// protocol-version key: nothing to check) answers as the scan does; and
+// on valid JSON without a key given twice, the scan answers as the check
+// it replaced, which decoded the body as go-sdk does.
 func FuzzBody(f *testing.F) {
 	f.Add([]byte(meta("1", "resources/read", `"uri":"a"`, `"2026-07-28"`)), "2025-11-25")
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{"\u005fmeta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}}`), "")
 	f.Add([]byte(`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"x"}}}]`), "2025-06-18")
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"a","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":1}}}`), "")
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"\u0061","method":"\u0061","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"\u0078"}}}`), "x")
 	f.Fuzz(func(t *testing.T, body []byte, version string) {
 		id, err := Body(body, version)
-		wantID, wantErr := checkBody(body, version)
+		wantID, wantErr := scan(body, version)
 		if (err == nil) != (wantErr == nil) || id != wantID {
-			t.Fatalf("Body(%q, %q) = %v, %v; the whole check: %v, %v", body, version, id, err, wantID, wantErr)
+			t.Fatalf("Body(%q, %q) = %v, %v; the scan: %v, %v", body, version, id, err, wantID, wantErr)
 		}
 		if err != nil && !strings.HasPrefix(err.Error(), "header mismatch: ") {
 			t.Fatalf("Body(%q, %q): error %q", body, version, err)
 		}
 		ID(body)
+		if errors.Is(err, errDuplicate) || !json.Valid(body) {
+			return
+		}
+		refID, refErr := reference(body, version)
+		if refErr == nil && err != nil && !decodable(body) {
+			return // refused where go-sdk cannot decode it either
+		}
+		if err != refErr || id != refID {
+			t.Fatalf("Body(%q, %q) = %v, %v; decoding whole: %v, %v", body, version, id, err, refID, refErr)
+		}
 	})
+}
+
+// reference is the check Body made before its scan: the body decoded
+// whole, as go-sdk decodes it.
+func reference(body []byte, version string) (jsonrpc.ID, error) {
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(body, &batch) != nil {
+			return jsonrpc.ID{}, nil
+		}
+		for _, m := range batch {
+			if id, err := referenceMessage(m, version); err != nil {
+				return id, err
+			}
+		}
+		return jsonrpc.ID{}, nil
+	}
+	return referenceMessage(body, version)
+}
+
+// decodable reports whether go-sdk decodes each message of body.
+func decodable(body []byte) bool {
+	var batch []json.RawMessage
+	if json.Unmarshal(body, &batch) != nil {
+		batch = []json.RawMessage{body}
+	}
+	for _, m := range batch {
+		if _, err := jsonrpc.DecodeMessage(m); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func referenceMessage(data []byte, version string) (jsonrpc.ID, error) {
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return jsonrpc.ID{}, nil
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return jsonrpc.ID{}, nil
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	var v string
+	var named map[string]json.RawMessage
+	if len(req.Params) > 0 && json.Unmarshal(req.Params, &named) == nil && json.Unmarshal(named["_meta"], &p.Meta) == nil {
+		_ = json.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &v)
+	}
+	switch {
+	case v == "" || v == version:
+		return jsonrpc.ID{}, nil
+	case version == "":
+		return req.ID, errNoHeader
+	}
+	return req.ID, errVersion
 }
 
 // FuzzHeaders: Headers never panics; what it passes is plain, and what it
