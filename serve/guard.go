@@ -22,9 +22,11 @@ import (
 
 	"github.com/mcpres/mcpres/internal/origin"
 	"github.com/mcpres/mcpres/internal/protocol"
+	"github.com/mcpres/mcpres/internal/reqmeta"
 	"github.com/mcpres/mcpres/resource"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -115,6 +117,11 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		if req, ok = g.checkBody(kw, req); !ok {
 			return
 		}
+	} else if _, _, err := reqmeta.Headers(req.Header, false); err != nil {
+		// A GET or DELETE carries Mcp-Protocol-Version too: none is
+		// echoed at length, nor read twice.
+		g.refuseMetadata(kw, req, jsonrpc.ID{}, err)
+		return
 	}
 	g.inner.ServeHTTP(kw, req)
 }

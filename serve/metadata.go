@@ -46,8 +46,11 @@ func (g *guard) checkBody(w http.ResponseWriter, req *http.Request) (*http.Reque
 	}
 	if id := req.Header.Get(protocol.HeaderSessionID); id != "" && !isModern && !g.sessions.known(id) {
 		// The handler answers 404, or reads the body itself: the edge
-		// only bounds it.
+		// only bounds it, in size and in time. net/http lifts the
+		// deadline once the body is read to its end; a handler that
+		// answers without reading it leaves the connection to close.
 		req.Body = http.MaxBytesReader(w, req.Body, g.o.MaxBodyBytes)
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(g.o.ReadTimeout))
 		return req, true
 	}
 	body, err := g.readBody(w, req)

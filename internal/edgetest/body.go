@@ -144,6 +144,15 @@ func testBoundedEcho(t *testing.T, f *fixture) {
 			assert.NotContains(t, resp.Error.Message, strings.Repeat("x", 65), name)
 		}
 	}
+	// GET and DELETE carry the version header too.
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		req, err := http.NewRequestWithContext(t.Context(), method, f.url, nil)
+		require.NoError(t, err)
+		setHeaders(req, "2025-11-25"+long, []string{protocol.HeaderSessionID, "s1"})
+		status, _, answer := do(t, req)
+		assert.Equal(t, 4, status/100, method)
+		assert.Less(t, len(answer), 1<<10, "%s: %.200s", method, answer)
+	}
 }
 
 // A request on a loopback address whose Host is not a loopback name, as
