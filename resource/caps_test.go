@@ -1,7 +1,10 @@
 package resource_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -255,12 +258,91 @@ func TestSubscriptionBytesInAll(t *testing.T) {
 	const refusal = "the server's would exceed 2000 bytes"
 	err = a.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "caps://r/2"})
 	refusedWith(t, err, jsonrpc.CodeInvalidParams, refusal)
+	// carol, who holds nothing, takes the place of the heaviest holder:
+	// alice and bob hold as much, and alice comes first by name.
 	_, err = f.listen(t, "carol", "caps://r/2")
-	refusedWith(t, err, jsonrpc.CodeInvalidParams, refusal)
+	require.NoError(t, err)
+	eventually(t, func() bool { n, _, _ := f.reg.SubscriptionStats(); return n == 2 }, "alice's session dropped")
 	// bob hangs up: his bytes are everyone's again.
 	stream.Close()
 	eventually(t, func() bool { n, _, _ := f.reg.SubscriptionStats(); return n == 1 }, "bob's listen dropped")
-	_, err = f.listen(t, "carol", longURI(2, size))
+	_, err = f.listen(t, "dave", longURI(3, size))
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(f.logs.String(), "refused over the cap of subscribed URI bytes in all"), f.logs.String())
+}
+
+// At the total, the caller that holds the most gives up the session or
+// listen stream that holds the most, when it would still hold more than
+// the newcomer: one caller cannot keep every other from subscribing. Its
+// client sees the session end, or its listen stream end.
+func TestSubscriptionsInAllShedTheHeaviest(t *testing.T) {
+	for _, era := range []string{"session", "listen"} {
+		t.Run(era, func(t *testing.T) {
+			f := newCapsFixture(t, resource.Options{Subscriptions: resource.SubscriptionOptions{Max: 3}})
+			var mallory *mcp.ClientSession
+			var stream io.ReadCloser
+			if era == "session" {
+				var err error
+				mallory, err = f.connect(t, "mallory")
+				require.NoError(t, err)
+				require.NoError(t, mallory.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "caps://r/0"}))
+				require.NoError(t, mallory.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "caps://r/1"}))
+			} else {
+				stream = f.rawListen(t, "mallory", "caps://r/0", "caps://r/1")
+			}
+			_, err := f.listen(t, "alice", "caps://r/2")
+			require.NoError(t, err)
+			eventually(t, func() bool { n, _, _ := f.reg.SubscriptionStats(); return n == 3 }, "three subscriptions")
+
+			_, err = f.listen(t, "carol", "caps://r/3")
+			require.NoError(t, err, "carol, in the place of mallory's")
+			eventually(t, func() bool { n, _, _ := f.reg.SubscriptionStats(); return n == 2 }, "mallory's two dropped")
+			if era == "session" {
+				eventually(t, func() bool {
+					_, err := mallory.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "caps://r/0"})
+					return err != nil
+				}, "mallory's session ended")
+			} else {
+				ended := make(chan error, 1)
+				go func() { _, err := io.Copy(io.Discard, stream); ended <- err }()
+				mcptest.Receive(t, ended, "the end of mallory's listen stream")
+			}
+			// With no caller two ahead, a newcomer is refused.
+			_, err = f.listen(t, "dave", "caps://r/4")
+			require.NoError(t, err, "dave takes the third place")
+			_, err = f.listen(t, "erin", "caps://r/5")
+			refusedWith(t, err, jsonrpc.CodeInvalidParams, "the server holds 3")
+		})
+	}
+}
+
+// rawListen opens a 2026-07-28 listen of caller to uris, and returns its
+// event stream once the acknowledgment has come; it is closed when t
+// ends.
+func (f *capsFixture) rawListen(t *testing.T, caller string, uris ...string) io.ReadCloser {
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+		"params": map[string]any{
+			"_meta": map[string]any{mcp.MetaKeyProtocolVersion: "2026-07-28", mcp.MetaKeyClientInfo: map[string]string{"name": "t", "version": "v0"},
+				mcp.MetaKeyClientCapabilities: map[string]any{}},
+			"notifications": map[string]any{"resourceSubscriptions": uris}}})
+	require.NoError(t, err)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := f.client(t, caller).Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	line := bufio.NewReader(resp.Body)
+	for {
+		l, err := line.ReadString('\n')
+		require.NoError(t, err, "before the acknowledgment")
+		if strings.Contains(l, "notifications/subscriptions/acknowledged") {
+			break
+		}
+	}
+	return io.NopCloser(line)
 }

@@ -145,6 +145,8 @@ func (d *Delivery[G]) uncount(rec *record[G], n, size int) {
 // delivered in between would reach everyone but s. Such a change is
 // reported again when the subscription is confirmed.
 func (d *Delivery[G]) Subscribe(s Key, uri string, sub Subscription[G]) error {
+	var shed Key
+	defer func() { closeShed(shed) }()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -157,10 +159,19 @@ func (d *Delivery[G]) Subscribe(s Key, uri string, sub Subscription[G]) error {
 		if rec != nil && rec.uris.Len() > 0 {
 			caller = rec.caller
 		}
-		if err := d.limit(rec, caller, len(uri)); err != nil {
+		err := d.limit(rec, caller, len(uri))
+		if err != nil {
+			// At a total, the caller that holds the most gives up a session
+			// or listen stream, if it holds more than the newcomer would.
+			if shed = d.shed(err, s, caller, len(uri)); !shed.IsZero() {
+				err = d.limit(d.record(s), caller, len(uri))
+			}
+		}
+		if err != nil {
 			d.mu.Unlock()
 			return err
 		}
+		rec = d.record(s)
 		if rec == nil {
 			rec = &record[G]{}
 			d.setRecord(s, rec)
@@ -242,10 +253,20 @@ func (d *Delivery[G]) Unsubscribe(s Key, uri string) {
 // Drop forgets every subscription of s: it ended.
 func (d *Delivery[G]) Drop(s Key) {
 	d.mu.Lock()
-	rec := d.record(s)
-	if rec == nil || rec.uris.Len() == 0 {
+	if !d.drop(s) {
 		d.mu.Unlock()
 		return
+	}
+	d.unlockAndCallHooks()
+	d.counted()
+}
+
+// drop forgets every subscription of s, and reports whether it held any.
+// d.mu must be held.
+func (d *Delivery[G]) drop(s Key) bool {
+	rec := d.record(s)
+	if rec == nil || rec.uris.Len() == 0 {
+		return false
 	}
 	for id := range rec.pending {
 		d.settle(rec, id)
@@ -258,8 +279,63 @@ func (d *Delivery[G]) Drop(s Key) {
 	d.uncount(rec, rec.uris.Len(), size)
 	rec.uris, rec.grants, rec.pending = smallset.Set[uint32]{}, nil, nil
 	d.unsubscribed(s, rec)
-	d.unlockAndCallHooks()
-	d.counted()
+	return true
+}
+
+// shed makes room at a total, which err says was reached, for a
+// subscription of size bytes by caller on session s: the caller that
+// holds the most (by count at the count's total, by bytes at the bytes')
+// gives up its go-sdk session or listen stream that holds the most, if
+// that caller would still hold more than caller does with the new
+// subscription. It returns the session it dropped, which the caller
+// closes once d.mu is released; or the zero Key. Sessions of other
+// servers (Key.Other) are not shed: they cannot be closed from here.
+// d.mu must be held.
+func (d *Delivery[G]) shed(err error, s Key, caller string, size int) Key {
+	le, ok := err.(*LimitError)
+	if !ok || le.Cap != CapTotal && le.Cap != CapTotalBytes {
+		return Key{}
+	}
+	weight := func(h held) int {
+		if le.Cap == CapTotalBytes {
+			return h.bytes
+		}
+		return h.count
+	}
+	mine := d.callers[caller]
+	mine.count, mine.bytes = mine.count+1, mine.bytes+size
+	if caller != "" && (d.opts.MaxPerCaller > 0 && mine.count > d.opts.MaxPerCaller ||
+		d.opts.MaxBytesPerCaller > 0 && mine.bytes > d.opts.MaxBytesPerCaller) {
+		return Key{} // the newcomer's own cap refuses it anyway
+	}
+	var top string
+	for c, h := range d.callers {
+		if c != caller && (top == "" || weight(h) > weight(d.callers[top]) || weight(h) == weight(d.callers[top]) && c < top) {
+			top = c
+		}
+	}
+	if top == "" || weight(d.callers[top]) <= weight(mine) {
+		return Key{}
+	}
+	var victim *mcp.ServerSession
+	for ss, rec := range d.sessions {
+		if rec.caller == top && ss != s.SDK && rec.uris.Len() > 0 && (victim == nil || rec.uris.Len() > d.sessions[victim].uris.Len()) {
+			victim = ss
+		}
+	}
+	if victim == nil {
+		return Key{}
+	}
+	d.drop(Key{SDK: victim})
+	return Key{SDK: victim}
+}
+
+// closeShed closes the session shed dropped, if any: its client sees the
+// session end (404), or its listen stream end.
+func closeShed(k Key) {
+	if k.SDK != nil {
+		k.SDK.Close()
+	}
 }
 
 // Confirm says that go-sdk holds s's subscription to uri, which it
