@@ -86,6 +86,7 @@ func (g *guard) checkBody(w http.ResponseWriter, req *http.Request) (*http.Reque
 		req.Header.Set(protocol.HeaderName, name)
 	}
 	req.Body = replayBody{bytes.NewReader(body), req.Body}
+	req.ContentLength = int64(len(body)) // what a session opened by it keeps (sessions.go)
 	return req, true
 }
 

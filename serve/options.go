@@ -63,6 +63,11 @@ const (
 	// DefaultMaxListensPerCaller caps the 2026-07-28
 	// subscriptions/listen streams one caller holds open at once.
 	DefaultMaxListensPerCaller = 16
+	// DefaultMaxSessionBytesPerCaller caps the bytes of the initialize
+	// requests of one caller's open sessions: what go-sdk keeps of each.
+	DefaultMaxSessionBytesPerCaller = 1 << 20
+	// DefaultMaxSessionBytes caps those of every caller together.
+	DefaultMaxSessionBytes = 32 << 20
 	// DefaultReclaimAfter is how long a session must be idle, with no
 	// open stream, before the edge ends it to make room at a cap.
 	DefaultReclaimAfter = time.Minute
@@ -125,6 +130,14 @@ type Options struct {
 	// request that would open one more gets 503. Zero means
 	// DefaultMaxSessions.
 	MaxSessions int
+	// MaxSessionBytesPerCaller caps the bytes of the initialize requests
+	// of one caller's open sessions, since a session keeps its client's
+	// description: one over it gets 429. Zero means
+	// DefaultMaxSessionBytesPerCaller.
+	MaxSessionBytesPerCaller int64
+	// MaxSessionBytes caps those of every caller together: at it, room is
+	// made as at MaxSessions, else 503. Zero means DefaultMaxSessionBytes.
+	MaxSessionBytes int64
 	// ReclaimAfter is how long a session must have had no request, and no
 	// open stream, before the edge ends it to make room when a cap on
 	// sessions is reached: a crashed client's sessions do not hold their
@@ -225,6 +238,8 @@ func (o *Options) withDefaults() (Options, error) {
 		{"MaxSessions", int64(c.MaxSessions)},
 		{"MaxListensPerCaller", int64(c.MaxListensPerCaller)},
 		{"MaxStreams", int64(c.MaxStreams)},
+		{"MaxSessionBytesPerCaller", c.MaxSessionBytesPerCaller},
+		{"MaxSessionBytes", c.MaxSessionBytes},
 		{"IPv4Prefix", int64(c.IPv4Prefix)},
 		{"IPv6Prefix", int64(c.IPv6Prefix)},
 	} {
@@ -258,6 +273,8 @@ func (o *Options) withDefaults() (Options, error) {
 	c.MaxListensPerCaller = cmp.Or(c.MaxListensPerCaller, DefaultMaxListensPerCaller)
 	c.ReclaimAfter = cmp.Or(c.ReclaimAfter, DefaultReclaimAfter)
 	c.MaxStreams = cmp.Or(c.MaxStreams, DefaultMaxStreams)
+	c.MaxSessionBytesPerCaller = cmp.Or(c.MaxSessionBytesPerCaller, DefaultMaxSessionBytesPerCaller)
+	c.MaxSessionBytes = cmp.Or(c.MaxSessionBytes, DefaultMaxSessionBytes)
 	c.IPv4Prefix = cmp.Or(c.IPv4Prefix, DefaultIPv4Prefix)
 	c.IPv6Prefix = cmp.Or(c.IPv6Prefix, DefaultIPv6Prefix)
 	c.Logger = cmp.Or(c.Logger, slog.Default())

@@ -37,22 +37,26 @@ const pruneEvery = time.Second
 
 // A sessionGate holds the sessions of one edge under its caps.
 type sessionGate struct {
-	maxPerCaller, max int
-	idle              time.Duration           // Options.SessionTimeout
-	reclaim           time.Duration           // Options.ReclaimAfter
-	live              func() iter.Seq[string] // the open sessions, if the handler says; nil if not
-	end               func(id string)         // ends a session in the handler
+	maxPerCaller, max           int
+	maxBytesPerCaller, maxBytes int64                   // of what sessions hold: their initialize requests
+	idle                        time.Duration           // Options.SessionTimeout
+	reclaim                     time.Duration           // Options.ReclaimAfter
+	live                        func() iter.Seq[string] // the open sessions, if the handler says; nil if not
+	end                         func(id string)         // ends a session in the handler
 
 	mu       sync.Mutex
 	sessions map[string]*session // open session ID → its owner
 	callers  map[string]int      // open and opening sessions by caller
 	opening  int                 // POSTs that may open a session, under way
+	bytes    int64               // what open and opening sessions hold
+	held     map[string]int64    // bytes by caller
 	prunedAt time.Time
 }
 
 // A session is one the gate counts.
 type session struct {
 	caller  string
+	size    int64     // the bytes of its initialize request
 	seen    time.Time // its last request
 	streams int       // its open GET streams
 }
@@ -60,6 +64,7 @@ type session struct {
 func newSessionGate(o *Options, live func() iter.Seq[string], end func(id string)) *sessionGate {
 	return &sessionGate{
 		maxPerCaller: o.MaxSessionsPerCaller, max: o.MaxSessions, idle: o.SessionTimeout, reclaim: o.ReclaimAfter,
+		maxBytesPerCaller: o.MaxSessionBytesPerCaller, maxBytes: o.MaxSessionBytes, held: make(map[string]int64),
 		live: live, end: end,
 		sessions: make(map[string]*session), callers: make(map[string]int),
 	}
@@ -75,24 +80,20 @@ func (g *sessionGate) serve(w http.ResponseWriter, req *http.Request, next http.
 			next.ServeHTTP(w, req)
 			return
 		}
-		c := caller()
-		status, max, ended := g.reserve(c)
-		if ended != "" {
-			g.end(ended)
+		c, size := caller(), max(req.ContentLength, 0)
+		over, ended := g.reserve(c, size)
+		for _, id := range ended {
+			g.end(id)
 			log.shed(req.Context(), "sessions", c)
 		}
-		if status != 0 {
-			kind := "sessions per caller"
-			if status == http.StatusServiceUnavailable {
-				kind = "sessions in all"
-			}
-			log.capped(req.Context(), kind, c, max)
-			refuseCapped(w, status, protocol.MethodInitialize,
-				"Too many sessions: the cap of "+kind+" ("+strconv.Itoa(max)+") is reached; end a session (DELETE) or try later", pruneEvery)
+		if over.status != 0 {
+			log.capped(req.Context(), over.kind, c, int(over.max))
+			refuseCapped(w, over.status, protocol.MethodInitialize,
+				"Too many sessions: the cap of "+over.kind+" ("+strconv.FormatInt(over.max, 10)+") is reached; end a session (DELETE) or try later", pruneEvery)
 			return
 		}
 		next.ServeHTTP(w, req)
-		g.opened(c, w.Header().Get(protocol.HeaderSessionID))
+		g.opened(c, w.Header().Get(protocol.HeaderSessionID), size)
 		return
 	}
 	stream := req.Method == http.MethodGet
@@ -107,46 +108,62 @@ func (g *sessionGate) serve(w http.ResponseWriter, req *http.Request, next http.
 	}
 }
 
-// reserve counts a session caller may open, and returns 0; or, if a cap
-// stops it, the HTTP status to refuse it with and the cap. To make room
-// it may forget a session, ended, which the caller must then end in the
-// handler.
-func (g *sessionGate) reserve(caller string) (status, max int, ended string) {
+// A sessionCap is the one a new session would go over: the status to refuse
+// it with (0 for none), its name and its value.
+type sessionCap struct {
+	status int
+	kind   string
+	max    int64
+}
+
+// over returns the cap a new session of caller holding size bytes would
+// go over. g.mu must be held.
+func (g *sessionGate) over(caller string, size int64) sessionCap {
+	switch {
+	case caller != "" && g.callers[caller] >= g.maxPerCaller:
+		return sessionCap{http.StatusTooManyRequests, "sessions per caller", int64(g.maxPerCaller)}
+	case caller != "" && g.held[caller]+size > g.maxBytesPerCaller:
+		return sessionCap{http.StatusTooManyRequests, "session bytes per caller", g.maxBytesPerCaller}
+	case len(g.sessions)+g.opening >= g.max:
+		return sessionCap{http.StatusServiceUnavailable, "sessions in all", int64(g.max)}
+	case g.bytes+size > g.maxBytes:
+		return sessionCap{http.StatusServiceUnavailable, "session bytes in all", g.maxBytes}
+	}
+	return sessionCap{}
+}
+
+// maxShed bounds how many sessions one newcomer may end to make room.
+const maxShed = 8
+
+// reserve counts a session caller may open, which holds size bytes, and
+// returns the zero cap; or the cap that stops it. To make room it may
+// forget sessions, ended, which the caller must then end in the handler.
+func (g *sessionGate) reserve(caller string, size int64) (over sessionCap, ended []string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	over := func() (int, int) {
-		switch {
-		case caller != "" && g.callers[caller] >= g.maxPerCaller:
-			return http.StatusTooManyRequests, g.maxPerCaller
-		case len(g.sessions)+g.opening >= g.max:
-			return http.StatusServiceUnavailable, g.max
-		}
-		return 0, 0
-	}
-	if status, _ := over(); status != 0 && time.Since(g.prunedAt) >= pruneEvery {
+	if g.over(caller, size).status != 0 && time.Since(g.prunedAt) >= pruneEvery {
 		g.prune()
 	}
-	switch status, max := over(); status {
-	case http.StatusTooManyRequests:
-		if ended = g.idlest(caller); ended == "" {
-			return status, max, ""
+	for over = g.over(caller, size); over.status != 0; over = g.over(caller, size) {
+		var id string
+		switch {
+		case len(ended) == maxShed:
+		case over.status == http.StatusTooManyRequests:
+			id = g.idlest(caller)
+		default:
+			if id = g.idlest(""); id == "" {
+				id = g.heaviest(caller)
+			}
 		}
-	case http.StatusServiceUnavailable:
-		if ended = g.idlest(""); ended == "" {
-			ended = g.heaviest(caller)
+		if id == "" {
+			return over, ended
 		}
-		if ended == "" {
-			return status, max, ""
-		}
-	}
-	if ended != "" {
-		g.forget(ended)
+		g.forget(id)
+		ended = append(ended, id)
 	}
 	g.opening++
-	if caller != "" {
-		g.callers[caller]++
-	}
-	return 0, 0, ended
+	g.count(caller, size)
+	return sessionCap{}, ended
 }
 
 // idlest returns the session of owner ("" for any caller) idle the
@@ -186,19 +203,19 @@ func (g *sessionGate) heaviest(newcomer string) string {
 	return id
 }
 
-// opened ends the reservation of caller: the handler opened the session
-// id, or none ("").
-func (g *sessionGate) opened(caller, id string) {
+// opened ends the reservation of caller, of size bytes: the handler
+// opened the session id, or none ("").
+func (g *sessionGate) opened(caller, id string, size int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.opening--
 	if id != "" {
 		if _, dup := g.sessions[id]; !dup {
-			g.sessions[id] = &session{caller: caller, seen: time.Now()}
+			g.sessions[id] = &session{caller: caller, size: size, seen: time.Now()}
 			return
 		}
 	}
-	g.uncount(caller)
+	g.uncount(caller, size)
 }
 
 // seen notes a request of session id, and, if it is a GET stream, that
@@ -244,17 +261,32 @@ func (g *sessionGate) prune() {
 func (g *sessionGate) forget(id string) {
 	if s, ok := g.sessions[id]; ok {
 		delete(g.sessions, id)
-		g.uncount(s.caller)
+		g.uncount(s.caller, s.size)
 	}
 }
 
-// uncount counts one session of caller fewer. g.mu must be held.
-func (g *sessionGate) uncount(caller string) {
+// count counts one session more of caller, holding size bytes. g.mu
+// must be held.
+func (g *sessionGate) count(caller string, size int64) {
+	g.bytes += size
+	if caller != "" {
+		g.callers[caller]++
+		g.held[caller] += size
+	}
+}
+
+// uncount counts one session of caller fewer, which held size bytes. g.mu
+// must be held.
+func (g *sessionGate) uncount(caller string, size int64) {
+	g.bytes -= size
 	if caller == "" {
 		return
 	}
 	if g.callers[caller]--; g.callers[caller] <= 0 {
 		delete(g.callers, caller)
+		delete(g.held, caller)
+	} else {
+		g.held[caller] -= size
 	}
 }
 

@@ -61,6 +61,7 @@ func Run(t *testing.T, newHandler NewHandler, skip map[string]string) {
 		{"NoKeepAliveThroughProxyIsCut", testNoKeepAliveThroughProxyIsCut},
 		{"SessionCaps", testSessionCaps},
 		{"SessionsReclaimed", testSessionsReclaimed},
+		{"SessionBytes", testSessionBytes},
 		{"StreamTotal", testStreamTotal},
 		{"ListenCaps", testListenCaps},
 		{"CallersByAddress", testCallersByAddress},
@@ -363,6 +364,27 @@ func testSessionCaps(t *testing.T, f *fixture) {
 	assert.Contains(t, f.logs.String(), "refused over the cap of sessions per caller")
 	assert.Contains(t, f.logs.String(), "refused over the cap of sessions in all")
 	assert.Contains(t, f.logs.String(), "ended one of sessions to make room")
+}
+
+// Sessions are capped by what they hold too: the bytes of their
+// initialize requests, per caller (429) and in all.
+func testSessionBytes(t *testing.T, f *fixture) {
+	f.serve(t, serve.Options{MaxSessionBytesPerCaller: 2 << 10, ClientAddressHeader: "X-Client"})
+	padded := func(n int) string {
+		return request(1, protocol.MethodInitialize, "", map[string]any{
+			"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+			"clientInfo": map[string]string{"name": strings.Repeat("x", n), "version": "v1"},
+		})
+	}
+	status, _, _ := f.post(t, "2025-11-25", padded(1500), "X-Client", "mallory")
+	require.Equal(t, http.StatusOK, status)
+	status, _, body := f.post(t, "2025-11-25", padded(1500), "X-Client", "mallory")
+	assert.Equal(t, http.StatusTooManyRequests, status, "%s", body)
+	status, _, _ = f.post(t, "2025-11-25", initialize("2025-11-25"), "X-Client", "mallory")
+	assert.Equal(t, http.StatusOK, status, "a small one still fits")
+	status, _, _ = f.post(t, "2025-11-25", padded(1500), "X-Client", "alice")
+	assert.Equal(t, http.StatusOK, status, "alice's budget is her own")
+	assert.Contains(t, f.logs.String(), "refused over the cap of session bytes per caller")
 }
 
 // A session with no request and no open stream for ReclaimAfter is ended
