@@ -1,8 +1,8 @@
 // Package caps measures what the caps of packages resource and serve hold a server
-// to under the two attacks they are for, each made by one anonymous
-// client over streamable HTTP on loopback: 200 subscriptions/listen
-// streams of 1,000 URIs each, and 20,000 initialize requests whose
-// sessions are never closed. The server runs in a process of its own (this
+// to under the attacks they are for, over streamable HTTP on loopback:
+// from one anonymous client, 200 subscriptions/listen streams of 1,000
+// URIs each, and 20,000 initialize requests whose sessions are never
+// closed; and the like from many networks (below). The server runs in a process of its own (this
 // test binary, started again), so that its memory is its own; a client of
 // another address reads throughout, and its latency is measured.
 //
@@ -21,6 +21,25 @@
 // server's resident set (RSS-MiB-held, RSS-MiB-after):
 //
 //	go test -run '^$' -bench 'Attack/listens-4000B' -benchtime 1x -count 5 ./bench/caps/
+//
+// The edge counts an anonymous caller by network (an IPv4 /24), so the
+// issue's attacks come from many networks too, each address
+// (127.N.M.1) a /24 of its own: sessions-networks, 100 initialize
+// requests from each of 101 networks, never closed, each session then
+// pinged once, which fills the session total (10,000); and
+// streams-networks, 16 empty listens (resourcesListChanged alone, no
+// URI) from each of 300 networks, held open, past the stream total
+// (4,096). With the attacker at its height, the legitimate caller opens
+// a new session and reads once over it (legit-new-session: 1 if
+// granted) and opens a listen (legit-new-listen). They also report the
+// attacker's refusals by status (refused-429, refused-503,
+// refused-other), what the attacker still held (sessions-held,
+// streams-held). Every attack reports the share of the legitimate
+// client's reads that succeeded during the attack (legit-ok-%), and its
+// reads from the attacker's hang-up until the server has dropped what it
+// held, a second at least (legit-ok-after-%, p99-after-ms):
+//
+//	go test -run '^$' -bench 'Attack/(sessions-networks|streams-networks)' -benchtime 1x -count 3 ./bench/caps/
 package caps
 
 import (
@@ -40,6 +59,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,6 +96,7 @@ func runServer(caps string) error {
 		opts.Subscriptions = resource.SubscriptionOptions{MaxPerCaller: subscribe.NoLimit, Max: subscribe.NoLimit,
 			MaxBytesPerCaller: subscribe.NoLimit, MaxBytes: subscribe.NoLimit}
 		edge.MaxSessionsPerCaller, edge.MaxSessions, edge.MaxListensPerCaller = subscribe.NoLimit, subscribe.NoLimit, subscribe.NoLimit
+		edge.MaxStreams = subscribe.NoLimit
 	case "counts":
 		opts.Subscriptions = resource.SubscriptionOptions{MaxBytesPerCaller: subscribe.NoLimit, MaxBytes: subscribe.NoLimit}
 	}
@@ -102,6 +123,10 @@ func runServer(caps string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", endpoint)
 	mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) {
+		// Two collections: sync.Pool keeps what it held as a victim cache
+		// through one, and frees it only at the next, so the heap read
+		// after a single collection still counts the pools' contents.
+		runtime.GC()
 		runtime.GC()
 		debug.FreeOSMemory()
 		var ms runtime.MemStats
@@ -204,35 +229,44 @@ func clientFrom(ip string, conns int) *http.Client {
 
 // legit reads caps://r/1 over a 2025-11-25 session from 127.0.2.2 (a /24
 // of its own, so another caller than every attacker) until
-// stop is closed, and returns each read's latency once done is closed,
-// when it closes the session.
-func legit(b *testing.B, t *target, ready chan<- struct{}, stop, done <-chan struct{}) []time.Duration {
+// stop is closed, and returns, by phase (what *phase held when each read
+// began: 0 during the attack, 1 after it), each successful read's latency
+// and the number of reads that failed, once done is closed, when it
+// closes the session. A failed read is counted, not fatal: the targets
+// allow 1 %.
+func legit(b *testing.B, t *target, phase *atomic.Int32, ready chan<- struct{}, stop, done <-chan struct{}) (lat [2][]time.Duration, failed [2]int) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "legit", Version: "v0"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: t.base + "/mcp", HTTPClient: clientFrom("127.0.2.2", 2)},
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: t.base + "/mcp", HTTPClient: clientFrom(legitAddr, 2)},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		b.Error(err)
 		close(ready)
-		return nil
+		return lat, failed
 	}
 	defer func() { <-done; cs.Close() }()
 	close(ready)
-	var lat []time.Duration
 	for {
 		select {
 		case <-stop:
-			return lat
+			return lat, failed
 		default:
 		}
+		p := phase.Load()
 		start := time.Now()
 		if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "caps://r/1"}); err != nil {
-			b.Error(err)
-			return lat
+			if failed[p] == 0 {
+				b.Logf("legitimate read (phase %d): %v", p, err)
+			}
+			failed[p]++
+		} else {
+			lat[p] = append(lat[p], time.Since(start))
 		}
-		lat = append(lat, time.Since(start))
 		time.Sleep(5 * time.Millisecond) // real clock: the legitimate client's pace against a server process, measured, not asserted
 	}
 }
+
+// legitAddr is the legitimate client's address, in a /24 of its own.
+const legitAddr = "127.0.2.2"
 
 func p99(lat []time.Duration) time.Duration {
 	if len(lat) == 0 {
@@ -242,26 +276,45 @@ func p99(lat []time.Duration) time.Duration {
 	return lat[(len(lat)*99)/100]
 }
 
+// An outcome is what an attack reports at its height.
+type outcome struct {
+	granted int                // what the attacker was granted
+	refused map[int]int        // the attacker's refusals by HTTP status, 0 for a JSON-RPC error; nil if not counted
+	metrics map[string]float64 // further figures, by unit
+	hangUp  func()             // hangs the attacker up
+}
+
+// counted adapts an attack that reports only what it was granted.
+func counted(attack func(t *target) (granted int, hangUp func())) func(t *target) outcome {
+	return func(t *target) outcome {
+		granted, hangUp := attack(t)
+		return outcome{granted: granted, hangUp: hangUp}
+	}
+}
+
 // measure runs attack against a server with caps ("on" or "off") while a legitimate client reads, and reports the
 // figures. It returns once the attacker has hung up.
-func measure(b *testing.B, caps string, attack func(t *target) (granted int, hangUp func())) {
+func measure(b *testing.B, caps string, attack func(t *target) outcome) {
 	measureRSS(b, caps, false, attack)
 }
 
 // measureRSS is measure, reporting the resident set too if withRSS.
-func measureRSS(b *testing.B, caps string, withRSS bool, attack func(t *target) (granted int, hangUp func())) {
+func measureRSS(b *testing.B, caps string, withRSS bool, attack func(t *target) outcome) {
 	t := startServer(b, caps)
 	ready, stop, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	var lat []time.Duration
+	var phase atomic.Int32
+	var lat [2][]time.Duration
+	var failed [2]int
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); lat = legit(b, t, ready, stop, done) }()
+	go func() { defer wg.Done(); lat, failed = legit(b, t, &phase, ready, stop, done) }()
 	<-ready
 	rest := t.stats(b)
-	granted, hangUp := attack(t)
+	out := attack(t)
 	peak := t.stats(b)
-	close(stop)
-	hangUp()
+	phase.Store(1)
+	hungUp := time.Now()
+	out.hangUp()
 	var after stats
 	for range 100 { // the server drops what a hung-up client held as it notices
 		if after = t.stats(b); after.Subscriptions == rest.Subscriptions && after.Sessions <= rest.Sessions {
@@ -269,6 +322,8 @@ func measureRSS(b *testing.B, caps string, withRSS bool, attack func(t *target) 
 		}
 		time.Sleep(50 * time.Millisecond) // real clock: polling another process's /stats until it has dropped what the attacker held
 	}
+	time.Sleep(time.Second - time.Since(hungUp)) // real clock: the legitimate client reads for a second at least after the attacker hung up
+	close(stop)
 	close(done)
 	wg.Wait()
 	mib := func(s stats) float64 { return (float64(s.HeapInUse) - float64(rest.HeapInUse)) / (1 << 20) }
@@ -276,10 +331,30 @@ func measureRSS(b *testing.B, caps string, withRSS bool, attack func(t *target) 
 	b.ReportMetric(mib(peak), "MiB-held")
 	b.ReportMetric(mib(after), "MiB-after")
 	b.ReportMetric(float64(peak.Goroutines-rest.Goroutines), "goroutines-held")
-	b.ReportMetric(float64(granted), "granted")
-	b.ReportMetric(float64(p99(lat).Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(peak.Sessions-rest.Sessions), "sessions-held")
+	b.ReportMetric(float64(out.granted), "granted")
+	for p, suffix := range []string{"", "-after"} {
+		b.ReportMetric(float64(p99(lat[p]).Microseconds())/1000, "p99"+suffix+"-ms")
+		if reads := len(lat[p]) + failed[p]; reads > 0 {
+			b.ReportMetric(100*float64(len(lat[p]))/float64(reads), "legit-ok"+suffix+"-%")
+		}
+	}
 	b.ReportMetric(float64(after.Subscriptions-rest.Subscriptions), "subs-after")
 	b.ReportMetric(float64(after.Sessions-rest.Sessions), "sessions-after")
+	if out.refused != nil {
+		other := 0
+		for status, n := range out.refused {
+			if status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable {
+				other += n
+			}
+		}
+		b.ReportMetric(float64(out.refused[http.StatusTooManyRequests]), "refused-429")
+		b.ReportMetric(float64(out.refused[http.StatusServiceUnavailable]), "refused-503")
+		b.ReportMetric(float64(other), "refused-other")
+	}
+	for unit, v := range out.metrics {
+		b.ReportMetric(v, unit)
+	}
 	if withRSS {
 		rssMiB := func(s stats) float64 { return (float64(s.RSS) - float64(rest.RSS)) / (1 << 20) }
 		b.ReportMetric(rssMiB(peak), "RSS-MiB-held")
@@ -293,12 +368,25 @@ func BenchmarkAttack(b *testing.B) {
 	for _, caps := range []string{"on", "off"} {
 		b.Run("listens/caps="+caps, func(b *testing.B) {
 			for range b.N {
-				measure(b, caps, listenAttack(b))
+				measure(b, caps, counted(listenAttack(b)))
 			}
 		})
 		b.Run("sessions/caps="+caps, func(b *testing.B) {
 			for range b.N {
-				measure(b, caps, sessionAttack(b))
+				measure(b, caps, counted(sessionAttack(b)))
+			}
+		})
+		// The attacks from many networks, each a caller of its
+		// own: they fill the session total and the stream total, which
+		// the edge then sheds for a newcomer.
+		b.Run("sessions-networks/caps="+caps, func(b *testing.B) {
+			for range b.N {
+				measure(b, caps, sessionNetworksAttack(b, 101, 100))
+			}
+		})
+		b.Run("streams-networks/caps="+caps, func(b *testing.B) {
+			for range b.N {
+				measure(b, caps, streamNetworksAttack(b, 300, 16))
 			}
 		})
 	}
@@ -309,12 +397,12 @@ func BenchmarkAttack(b *testing.B) {
 	for _, caps := range []string{"on", "counts"} {
 		b.Run("listens-4000B/addrs=1/caps="+caps, func(b *testing.B) {
 			for range b.N {
-				measureRSS(b, caps, true, longListenAttack(b, 1, 200, 1000, 4000))
+				measureRSS(b, caps, true, counted(longListenAttack(b, 1, 200, 1000, 4000)))
 			}
 		})
 		b.Run("listens-4000B/addrs=40/caps="+caps, func(b *testing.B) {
 			for range b.N {
-				measureRSS(b, caps, true, longListenAttack(b, 40, 10, 250, 4000))
+				measureRSS(b, caps, true, counted(longListenAttack(b, 40, 10, 250, 4000)))
 			}
 		})
 	}
