@@ -97,6 +97,7 @@ func runServer(caps string) error {
 			MaxBytesPerCaller: subscribe.NoLimit, MaxBytes: subscribe.NoLimit}
 		edge.MaxSessionsPerCaller, edge.MaxSessions, edge.MaxListensPerCaller = subscribe.NoLimit, subscribe.NoLimit, subscribe.NoLimit
 		edge.MaxStreams = subscribe.NoLimit
+		edge.MaxSessionBytesPerCaller, edge.MaxSessionBytes = subscribe.NoLimit, subscribe.NoLimit
 	case "counts":
 		opts.Subscriptions = resource.SubscriptionOptions{MaxBytesPerCaller: subscribe.NoLimit, MaxBytes: subscribe.NoLimit}
 	}
