@@ -87,12 +87,14 @@ func TestMain(m *testing.M) {
 
 // runServer serves a registry with the template caps://r/{n} on a
 // loopback port, which it prints, at /mcp, and its figures at /stats,
-// until its standard input closes. caps is "on", "counts" or "off".
+// until its standard input closes. caps is "on", "counts", "off", or
+// "gosdk": go-sdk's own handling, its handler for every era
+// (serve.NewGoSDKHandler) with no edge in front and no cap.
 func runServer(caps string) error {
 	opts := resource.Options{}
 	edge := serve.Options{Logger: slogDiscard()}
 	switch caps {
-	case "off":
+	case "off", "gosdk":
 		opts.Subscriptions = resource.SubscriptionOptions{MaxPerCaller: subscribe.NoLimit, Max: subscribe.NoLimit,
 			MaxBytesPerCaller: subscribe.NoLimit, MaxBytes: subscribe.NoLimit}
 		edge.MaxSessionsPerCaller, edge.MaxSessions, edge.MaxListensPerCaller = subscribe.NoLimit, subscribe.NoLimit, subscribe.NoLimit
@@ -120,6 +122,9 @@ func runServer(caps string) error {
 	endpoint, err := serve.Handler(server, &edge)
 	if err != nil {
 		return err
+	}
+	if caps == "gosdk" {
+		endpoint = serve.NewGoSDKHandler(server, nil)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", endpoint)
@@ -391,6 +396,28 @@ func BenchmarkAttack(b *testing.B) {
 			}
 		})
 	}
+	// The same, against go-sdk's own handling, and the body the edge
+	// scans: 4 MiB batches of tiny escaped messages, under a session no
+	// one holds.
+	for _, caps := range []string{"on", "gosdk"} {
+		if caps == "gosdk" {
+			b.Run("sessions-networks/caps="+caps, func(b *testing.B) {
+				for range b.N {
+					measure(b, caps, sessionNetworksAttack(b, 101, 100))
+				}
+			})
+			b.Run("streams-networks/caps="+caps, func(b *testing.B) {
+				for range b.N {
+					measure(b, caps, streamNetworksAttack(b, 300, 16))
+				}
+			})
+		}
+		b.Run("batches/caps="+caps, func(b *testing.B) {
+			for range b.N {
+				measure(b, caps, counted(batchAttack(b, 4, 3*time.Second)))
+			}
+		})
+	}
 	// URIs of 4,000 bytes: the docs' attack from one address, and one
 	// from 40 addresses shaped to each caller's byte budget (1 MiB: 250
 	// URIs a stream), against the defaults and against the caps by count
@@ -533,3 +560,51 @@ func sessionAttack(b *testing.B) func(t *target) (int, func()) {
 }
 
 func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// batchAttack posts, over conns connections from 127.0.3.1 (a network of
+// its own) for d, 4 MiB JSON-RPC batches of tiny messages, each holding a
+// backslash, under Mcp-Session-Id: bogus: the body an edge that scans
+// before it looks the session up pays for. It reports the batches sent.
+func batchAttack(b *testing.B, conns int, d time.Duration) func(t *target) (int, func()) {
+	return func(t *target) (int, func()) {
+		var body bytes.Buffer
+		body.WriteByte('[')
+		msg := `{"jsonrpc":"2.0","method":"a\\b","params":{"_meta":{}}}`
+		for body.Len() < 4<<20-len(msg)-2 {
+			if body.Len() > 1 {
+				body.WriteByte(',')
+			}
+			body.WriteString(msg)
+		}
+		body.WriteByte(']')
+		client := clientFrom("127.0.3.1", conns)
+		var sent atomic.Int64
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range conns {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					req, err := http.NewRequest(http.MethodPost, t.base+"/mcp", bytes.NewReader(body.Bytes()))
+					if err != nil {
+						return
+					}
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					req.Header.Set("Mcp-Session-Id", "bogus")
+					if resp, err := client.Do(req); err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						sent.Add(1)
+					}
+				}
+			})
+		}
+		time.Sleep(d) // real clock: the legitimate client reads while the batches come
+		return int(sent.Load()), func() { close(stop); wg.Wait() }
+	}
+}
