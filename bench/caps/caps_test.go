@@ -13,7 +13,9 @@
 // (MiB-held) and once the attacker has hung up (MiB-after), the
 // goroutines it holds at the height, what the attacker was granted, and
 // the legitimate client's 99th-percentile read latency during the attack
-// (p99-ms). caps=off lifts every cap, the registry's and the edge's, to
+// (p99-ms). caps=gosdk serves go-sdk's own handling, with no edge and no
+// cap, as the baseline; the batches case posts 4 MiB batches under a
+// session no one holds. caps=off lifts every cap, the registry's and the edge's, to
 // subscribe.NoLimit (math.MaxInt), for comparison; caps=counts lifts only
 // the registry's caps by bytes (SubscriptionOptions.MaxBytesPerCaller and
 // MaxBytes), as the server was before them. The listen attacks with URIs
