@@ -438,7 +438,8 @@ func BenchmarkAttack(b *testing.B) {
 	}
 }
 
-// longListenAttack opens, from each of addrs addresses (127.0.1.1 on),
+// longListenAttack opens, from each of addrs addresses (127.20.0.1,
+// 127.20.1.1 and on: each a network, so a caller, of its own),
 // listens subscriptions/listen streams of each URIs of size bytes
 // (caps://r/{n}, n padded with zeros), keeps those granted open, and
 // hangs up. The addresses open theirs at once.
@@ -449,7 +450,7 @@ func longListenAttack(b *testing.B, addrs, listens, each, size int) func(t *targ
 		var clients []*http.Client
 		var wg sync.WaitGroup
 		for a := range addrs {
-			client := clientFrom(fmt.Sprintf("127.0.1.%d", a+1), listens)
+			client := clientFrom(fmt.Sprintf("127.20.%d.1", a), listens)
 			clients = append(clients, client)
 			wg.Add(1)
 			go func() {
