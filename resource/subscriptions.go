@@ -41,7 +41,7 @@ type SubscriptionOptions struct {
 	// MaxBytes caps the bytes of the URIs all the registry's
 	// subscriptions name, counted the same way; one that would go over it
 	// is refused with -32602. Zero means DefaultMaxSubscriptionBytes
-	// (16 MiB); subscribe.NoLimit sets no cap; negative is refused.
+	// (8 MiB); subscribe.NoLimit sets no cap; negative is refused.
 	MaxBytes int
 	// Window is the shortest time between two notifications of one URI
 	// (see subscribe.Options.Window): a change to a URI after a quiet
