@@ -225,7 +225,7 @@ func TestSessionsPerCaller(t *testing.T) {
 		}
 		synctest.Wait()
 		sessionRefusal(t, f.initialize(t, "mallory"), http.StatusTooManyRequests, "sessions per caller")
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // synctest's clock: pruneEvery (1 s) passes, and the gate looks again
 		assert.Equal(t, http.StatusOK, f.initialize(t, "mallory").StatusCode,
 			"a place for mallory once the server closed one of its sessions")
 	})

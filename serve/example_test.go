@@ -287,7 +287,7 @@ func ExampleGuard() {
 			select {
 			case uri = <-updated:
 				fmt.Println(cs.InitializeResult().ProtocolVersion, "notified:", uri)
-			case <-time.After(100 * time.Millisecond):
+			case <-time.After(100 * time.Millisecond): // real clock: an Example runs over a real network; this is a poll period, not a bound
 			}
 		}
 		cs.Close()

@@ -213,7 +213,9 @@ func TestHalfOpenStreamEnds(t *testing.T) {
 	timed := serveStreams(keepAlive + slack)
 	untimed := serveStreams(0)
 
-	// A few comments pass before the cut (real clock: the streams' timers).
+	// A few comments pass, and are acknowledged, before the cut: the user
+	// timeout must not end a healthy stream. Real clock: the kernel's TCP
+	// timers and a network namespace cannot join a synctest bubble.
 	time.Sleep(3 * keepAlive)
 	for name, s := range map[string]*streams{"with": timed, "without": untimed} {
 		select {

@@ -59,6 +59,8 @@ func keepAliveEveryEra(t *testing.T, version string, period time.Duration) {
 	require.Equal(t, "text/event-stream", stream.header.Get("Content-Type"))
 	require.Equal(t, "no", stream.header.Get("X-Accel-Buffering"))
 
+	// Every wait below is on synctest's clock (the bubble of
+	// TestKeepAliveEveryEra): exact counts, no real time passes.
 	time.Sleep(period / 2)
 	for n := 1; n <= 3; n++ {
 		time.Sleep(period)

@@ -301,12 +301,7 @@ func testSlowBody(t *testing.T, f *fixture) {
 			_, err := r.ReadByte()
 			done <- err
 		}()
-		select {
-		case err := <-done:
-			assert.Error(t, err, "%s: the connection is closed", name)
-		case <-time.After(time.Minute):
-			t.Fatalf("%s: the server held a trickled body's connection for a minute", name)
-		}
+		assert.Error(t, mcptest.Receive(t, done, name+": the connection closed by the server"), "%s: the connection is closed", name)
 	}
 }
 
