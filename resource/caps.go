@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpres/mcpres/internal/burst"
+	"github.com/mcpres/mcpres/resource/internal/delivery"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -82,6 +83,20 @@ func (r *Registry) CallerOf(ctx context.Context, req mcp.Request) string {
 // client hammering a cap writes a line a burst, not one a request.
 func (r *Registry) capped(ctx context.Context, kind, caller string, max int) {
 	logCapped(ctx, r.opts.Logger, &r.refusals, kind, caller, max)
+}
+
+// shed logs, at Warn, that the session or listen stream victim of
+// victimCaller was ended at a total of subscriptions to make room for
+// newcomer, once per burst: the client of victim sees it end, and the
+// log says why.
+func (r *Registry) shed(victim delivery.Key, victimCaller, newcomer string) {
+	begins, unreported := r.refusals.Refused("shed subscriptions", time.Now())
+	if !begins {
+		return
+	}
+	r.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn, "mcpres: ended a session's subscriptions to make room at a total",
+		slog.String("session", victim.ID()), slog.String("caller", victimCaller), slog.String("for", newcomer),
+		slog.Int("moreInPreviousBurst", unreported), slog.String("note", "one line per burst"))
 }
 
 // logCapped is capped for a logger and counter of one's own.

@@ -307,6 +307,7 @@ func TestSubscriptionsInAllShedTheHeaviest(t *testing.T) {
 				go func() { _, err := io.Copy(io.Discard, stream); ended <- err }()
 				mcptest.Receive(t, ended, "the end of mallory's listen stream")
 			}
+			assert.Contains(t, f.logs.String(), "ended a session's subscriptions to make room at a total")
 			// With no caller two ahead, a newcomer is refused.
 			_, err = f.listen(t, "dave", "caps://r/4")
 			require.NoError(t, err, "dave takes the third place")

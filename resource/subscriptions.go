@@ -85,6 +85,7 @@ func (r *Registry) deliveryOptions() delivery.Options[Access] {
 		ListChangedDelay:  r.opts.ListChangedDelay,
 		OnWatch:           so.OnWatch,
 		OnUnwatch:         so.OnUnwatch,
+		OnShed:            r.shed,
 		Announce:          func(s *mcp.Server) { announce(s, r.readViaMarker) },
 		Logger:            r.opts.Logger,
 	}

@@ -88,14 +88,14 @@ func (r *refusals) debug(req *http.Request, msg string, attrs ...slog.Attr) {
 	r.log.LogAttrs(req.Context(), slog.LevelDebug, msg, attrs...)
 }
 
-// shed logs, at Info, that a newcomer, caller, was given the place of a
+// shed logs, at Warn, that a newcomer, caller, was given the place of a
 // stream or session of kind that the edge ended, once per burst.
 func (r *refusals) shed(ctx context.Context, kind, caller string) {
 	begins, unreported := r.bursts.Refused("shed "+kind, time.Now())
 	if !begins {
 		return
 	}
-	r.log.LogAttrs(ctx, slog.LevelInfo, "mcpres: ended one of "+kind+" to make room at a cap",
+	r.log.LogAttrs(ctx, slog.LevelWarn, "mcpres: ended one of "+kind+" to make room at a cap",
 		slog.String("for", caller), slog.Int("moreInPreviousBurst", unreported),
 		slog.String("note", "one line per burst"))
 }

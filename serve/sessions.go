@@ -18,6 +18,14 @@ package serve
 //     ended, if it holds more than one session more than the newcomer;
 //  3. else the request is refused: 429 at the caller's cap, 503 at the
 //     total.
+//
+// Ending a session is the server's right, and its client knows how to
+// go on (2025-06-18 and 2025-11-25, transports, Session Management):
+// "The server MAY terminate the session at any time, after which it MUST
+// respond to requests containing that session ID with HTTP 404 Not
+// Found", and "When a client receives HTTP 404 in response to a request
+// containing an Mcp-Session-Id, it MUST start a new session". So the
+// handler behind the edge must answer 404 for a session the edge ended.
 
 import (
 	"context"

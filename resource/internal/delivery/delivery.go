@@ -91,6 +91,10 @@ type Options[G any] struct {
 	// OnWatch and OnUnwatch are called when a URI gains its first watcher
 	// and loses its last, in order, with no lock held.
 	OnWatch, OnUnwatch func(uri string)
+	// OnShed, if not nil, is told, with no lock held, that the session
+	// victim, of caller victimCaller, was ended at a total to make room
+	// for newcomer.
+	OnShed func(victim Key, victimCaller, newcomer string)
 	// Allowed is asked, before a resources/updated goes to a session
 	// whose subscription was recorded with a grant, whether the grant
 	// still holds. It is called with no lock held.

@@ -146,7 +146,8 @@ func (d *Delivery[G]) uncount(rec *record[G], n, size int) {
 // reported again when the subscription is confirmed.
 func (d *Delivery[G]) Subscribe(s Key, uri string, sub Subscription[G]) error {
 	var shed Key
-	defer func() { closeShed(shed) }()
+	var shedCaller string
+	defer func() { d.closeShed(shed, shedCaller, sub.Caller) }()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -163,7 +164,7 @@ func (d *Delivery[G]) Subscribe(s Key, uri string, sub Subscription[G]) error {
 		if err != nil {
 			// At a total, the caller that holds the most gives up a session
 			// or listen stream, if it holds more than the newcomer would.
-			if shed = d.shed(err, s, caller, len(uri)); !shed.IsZero() {
+			if shed, shedCaller = d.shed(err, s, caller, len(uri)); !shed.IsZero() {
 				err = d.limit(d.record(s), caller, len(uri))
 			}
 		}
@@ -288,13 +289,14 @@ func (d *Delivery[G]) drop(s Key) bool {
 // gives up its go-sdk session or listen stream that holds the most, if
 // that caller would still hold more than caller does with the new
 // subscription. It returns the session it dropped, which the caller
-// closes once d.mu is released; or the zero Key. Sessions of other
+// closes once d.mu is released (closeShed), and its caller; or the zero
+// Key. Sessions of other
 // servers (Key.Other) are not shed: they cannot be closed from here.
 // d.mu must be held.
-func (d *Delivery[G]) shed(err error, s Key, caller string, size int) Key {
+func (d *Delivery[G]) shed(err error, s Key, caller string, size int) (Key, string) {
 	le, ok := err.(*LimitError)
 	if !ok || le.Cap != CapTotal && le.Cap != CapTotalBytes {
-		return Key{}
+		return Key{}, ""
 	}
 	weight := func(h held) int {
 		if le.Cap == CapTotalBytes {
@@ -306,7 +308,7 @@ func (d *Delivery[G]) shed(err error, s Key, caller string, size int) Key {
 	mine.count, mine.bytes = mine.count+1, mine.bytes+size
 	if caller != "" && (d.opts.MaxPerCaller > 0 && mine.count > d.opts.MaxPerCaller ||
 		d.opts.MaxBytesPerCaller > 0 && mine.bytes > d.opts.MaxBytesPerCaller) {
-		return Key{} // the newcomer's own cap refuses it anyway
+		return Key{}, "" // the newcomer's own cap refuses it anyway
 	}
 	var top string
 	for c, h := range d.callers {
@@ -315,7 +317,7 @@ func (d *Delivery[G]) shed(err error, s Key, caller string, size int) Key {
 		}
 	}
 	if top == "" || weight(d.callers[top]) <= weight(mine) {
-		return Key{}
+		return Key{}, ""
 	}
 	var victim *mcp.ServerSession
 	for ss, rec := range d.sessions {
@@ -324,17 +326,22 @@ func (d *Delivery[G]) shed(err error, s Key, caller string, size int) Key {
 		}
 	}
 	if victim == nil {
-		return Key{}
+		return Key{}, ""
 	}
 	d.drop(Key{SDK: victim})
-	return Key{SDK: victim}
+	return Key{SDK: victim}, top
 }
 
-// closeShed closes the session shed dropped, if any: its client sees the
-// session end (404), or its listen stream end.
-func closeShed(k Key) {
-	if k.SDK != nil {
-		k.SDK.Close()
+// closeShed closes the session victim, of victimCaller, that shed
+// dropped for newcomer, if any: its client sees the session end (404), or
+// its listen stream end. OnShed is told. d.mu must not be held.
+func (d *Delivery[G]) closeShed(victim Key, victimCaller, newcomer string) {
+	if victim.SDK == nil {
+		return
+	}
+	victim.SDK.Close()
+	if d.opts.OnShed != nil {
+		d.opts.OnShed(victim, victimCaller, newcomer)
 	}
 }
 
