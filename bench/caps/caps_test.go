@@ -1,47 +1,50 @@
-// Package caps measures what the caps of packages resource and serve hold a server
-// to under the attacks they are for, over streamable HTTP on loopback:
-// from one anonymous client, 200 subscriptions/listen streams of 1,000
-// URIs each, and 20,000 initialize requests whose sessions are never
-// closed; and the like from many networks (below). The server runs in a process of its own (this
-// test binary, started again), so that its memory is its own; a client of
-// another address reads throughout, and its latency is measured.
+// Package caps measures what the caps of packages resource and serve
+// hold a server to under the attacks they are for, over streamable HTTP
+// on loopback. The server runs in a process of its own (this test
+// binary, started again), so that its memory is its own; a client of
+// another network (127.0.2.2) reads throughout, and at the attack's
+// height opens a new session and a new listen.
 //
 //	go test -run '^$' -bench Attack -benchtime 1x -count 5 ./bench/caps/
 //
-// Each run reports the server's heap in use after a collection, at rest
-// (the legitimate client connected), as the attack's gain at its height
-// (MiB-held) and once the attacker has hung up (MiB-after), the
-// goroutines it holds at the height, what the attacker was granted, and
-// the legitimate client's 99th-percentile read latency during the attack
-// (p99-ms). caps=gosdk serves go-sdk's own handling, with no edge and no
-// cap, as the baseline; the batches case posts 4 MiB batches under a
-// session no one holds. caps=off lifts every cap, the registry's and the edge's, to
-// subscribe.NoLimit (math.MaxInt), for comparison; caps=counts lifts only
-// the registry's caps by bytes (SubscriptionOptions.MaxBytesPerCaller and
-// MaxBytes), as the server was before them. The listen attacks with URIs
-// of 4,000 bytes (under the default MaxURILength, 4,096) also report the
-// server's resident set (RSS-MiB-held, RSS-MiB-after):
+// The attacks are the issue's, each sent from addresses of one network
+// (127.0.0.x: one caller, as the edge counts an anonymous caller by its
+// IPv4 /24) and from as many networks (127.N.M.1: each a caller of its
+// own, which fills a total):
 //
-//	go test -run '^$' -bench 'Attack/listens-4000B' -benchtime 1x -count 5 ./bench/caps/
+//   - sessions: 100 initialize requests (2025-11-25) from each of 101
+//     addresses, never closed, each session then pinged once, which
+//     renews it;
+//   - subscriptions: 10 listens of 1,000 URIs from each of 11 addresses;
+//   - streams: 16 empty listens (resourcesListChanged alone, no URI) from
+//     each of 250 addresses, or 300 networks, past the stream total;
+//   - listens-4000B: URIs of 4,000 bytes, the docs' 200 listens × 1,000
+//     URIs from one address, and 10 listens × 250 URIs from each of 40
+//     networks (each caller's byte budget);
+//   - batches: 4 MiB JSON-RPC batches of tiny escaped messages over four
+//     connections for 3 s, under a session no one holds, and with no
+//     session, whose body the edge scans.
 //
-// The edge counts an anonymous caller by network (an IPv4 /24), so the
-// issue's attacks come from many networks too, each address
-// (127.N.M.1) a /24 of its own: sessions-networks, 100 initialize
-// requests from each of 101 networks, never closed, each session then
-// pinged once, which fills the session total (10,000); and
-// streams-networks, 16 empty listens (resourcesListChanged alone, no
-// URI) from each of 300 networks, held open, past the stream total
-// (4,096). With the attacker at its height, the legitimate caller opens
-// a new session and reads once over it (legit-new-session: 1 if
-// granted) and opens a listen (legit-new-listen). They also report the
-// attacker's refusals by status (refused-429, refused-503,
-// refused-other), what the attacker still held (sessions-held,
-// streams-held). Every attack reports the share of the legitimate
-// client's reads that succeeded during the attack (legit-ok-%), and its
-// reads from the attacker's hang-up until the server has dropped what it
-// held, a second at least (legit-ok-after-%, p99-after-ms):
+// Each runs against the caps' defaults (caps=on), every cap lifted to
+// subscribe.NoLimit (caps=off; caps=counts lifts only the registry's caps
+// by bytes, as the server was before them), and go-sdk's own handling
+// with no edge and no cap (caps=gosdk). Each run reports:
 //
-//	go test -run '^$' -bench 'Attack/(sessions-networks|streams-networks)' -benchtime 1x -count 3 ./bench/caps/
+//   - the server's heap in use after a collection at rest (MiB-rest), its
+//     gain at the attack's height (MiB-held) and a second after the
+//     hang-up (MiB-after), and for the long URIs the resident set
+//     (RSS-MiB-held, RSS-MiB-after);
+//   - the goroutines and sessions held at the height;
+//   - what the attacker was granted, and its refusals by HTTP status
+//     (refused-429, refused-503, refused-other) or as a JSON-RPC error
+//     (refused-jsonrpc); streams-held is how many of its streams were
+//     still open at the height;
+//   - the legitimate client's reads that succeeded (legit-ok-%) and their
+//     99th percentile (p99-ms) during the attack, and the same from the
+//     hang-up until the server has dropped what the attacker held, a
+//     second at least (legit-ok-after-%, p99-after-ms);
+//   - whether its new session and new listen were granted at the height
+//     (legit-new-session, legit-new-listen: 1 if so).
 package caps
 
 import (
@@ -130,13 +133,17 @@ func runServer(caps string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", endpoint)
-	mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("/stats", func(w http.ResponseWriter, req *http.Request) {
 		// Two collections: sync.Pool keeps what it held as a victim cache
 		// through one, and frees it only at the next, so the heap read
 		// after a single collection still counts the pools' contents.
-		runtime.GC()
-		runtime.GC()
-		debug.FreeOSMemory()
+		// ?gc=0 skips them, for the counts alone: collections stall the
+		// legitimate client's reads.
+		if req.URL.Query().Get("gc") != "0" {
+			runtime.GC()
+			runtime.GC()
+			debug.FreeOSMemory()
+		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		subs, _, _ := reg.SubscriptionStats()
@@ -213,9 +220,16 @@ func startServer(b *testing.B, caps string) *target {
 	return t
 }
 
-func (t *target) stats(b *testing.B) stats {
+// stats returns the server's figures, its heap after two collections.
+func (t *target) stats(b *testing.B) stats { return t.get(b, "/stats") }
+
+// counts returns the server's figures without a collection first: its
+// counts are exact, its heap is not.
+func (t *target) counts(b *testing.B) stats { return t.get(b, "/stats?gc=0") }
+
+func (t *target) get(b *testing.B, path string) stats {
 	b.Helper()
-	resp, err := http.Get(t.base + "/stats")
+	resp, err := http.Get(t.base + path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -292,22 +306,10 @@ type outcome struct {
 	hangUp  func()             // hangs the attacker up
 }
 
-// counted adapts an attack that reports only what it was granted.
-func counted(attack func(t *target) (granted int, hangUp func())) func(t *target) outcome {
-	return func(t *target) outcome {
-		granted, hangUp := attack(t)
-		return outcome{granted: granted, hangUp: hangUp}
-	}
-}
-
-// measure runs attack against a server with caps ("on" or "off") while a legitimate client reads, and reports the
-// figures. It returns once the attacker has hung up.
-func measure(b *testing.B, caps string, attack func(t *target) outcome) {
-	measureRSS(b, caps, false, attack)
-}
-
-// measureRSS is measure, reporting the resident set too if withRSS.
-func measureRSS(b *testing.B, caps string, withRSS bool, attack func(t *target) outcome) {
+// measure runs attack against a server with caps (see runServer) while
+// a legitimate client reads, and reports the figures, the resident set
+// too if withRSS. It returns once the attacker has hung up.
+func measure(b *testing.B, caps string, withRSS bool, attack func(t *target) outcome) {
 	t := startServer(b, caps)
 	ready, stop, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var phase atomic.Int32
@@ -320,12 +322,15 @@ func measureRSS(b *testing.B, caps string, withRSS bool, attack func(t *target) 
 	rest := t.stats(b)
 	out := attack(t)
 	peak := t.stats(b)
+	// A newcomer of another caller, at the attack's height: a new
+	// session read over once, and a new listen.
+	newSession, newListen := legitNewSession(b, t), legitNewListen(b, t)
 	phase.Store(1)
 	hungUp := time.Now()
 	out.hangUp()
 	var after stats
 	for range 100 { // the server drops what a hung-up client held as it notices
-		if after = t.stats(b); after.Subscriptions == rest.Subscriptions && after.Sessions <= rest.Sessions {
+		if after = t.counts(b); after.Subscriptions == rest.Subscriptions && after.Sessions <= rest.Sessions {
 			break
 		}
 		time.Sleep(50 * time.Millisecond) // real clock: polling another process's /stats until it has dropped what the attacker held
@@ -345,6 +350,8 @@ func measureRSS(b *testing.B, caps string, withRSS bool, attack func(t *target) 
 	b.ReportMetric(float64(peak.Goroutines-rest.Goroutines), "goroutines-held")
 	b.ReportMetric(float64(peak.Sessions-rest.Sessions), "sessions-held")
 	b.ReportMetric(float64(out.granted), "granted")
+	b.ReportMetric(newSession, "legit-new-session")
+	b.ReportMetric(newListen, "legit-new-listen")
 	for p, suffix := range []string{"", "-after"} {
 		b.ReportMetric(float64(p99(lat[p]).Microseconds())/1000, "p99"+suffix+"-ms")
 		if reads := len(lat[p]) + failed[p]; reads > 0 {
@@ -356,10 +363,11 @@ func measureRSS(b *testing.B, caps string, withRSS bool, attack func(t *target) 
 	if out.refused != nil {
 		other := 0
 		for status, n := range out.refused {
-			if status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable {
+			if status != 0 && status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable {
 				other += n
 			}
 		}
+		b.ReportMetric(float64(out.refused[0]), "refused-jsonrpc")
 		b.ReportMetric(float64(out.refused[http.StatusTooManyRequests]), "refused-429")
 		b.ReportMetric(float64(out.refused[http.StatusServiceUnavailable]), "refused-503")
 		b.ReportMetric(float64(other), "refused-other")
@@ -375,199 +383,99 @@ func measureRSS(b *testing.B, caps string, withRSS bool, attack func(t *target) 
 }
 
 // BenchmarkAttack runs each attack against a server with the caps'
-// defaults and one without caps.
+// defaults (caps=on), with every cap lifted (caps=off) and go-sdk's own
+// handling (caps=gosdk), one after the other in each round.
 func BenchmarkAttack(b *testing.B) {
-	for _, caps := range []string{"on", "off"} {
-		b.Run("listens/caps="+caps, func(b *testing.B) {
-			for range b.N {
-				measure(b, caps, counted(listenAttack(b)))
-			}
-		})
-		b.Run("sessions/caps="+caps, func(b *testing.B) {
-			for range b.N {
-				measure(b, caps, counted(sessionAttack(b)))
-			}
-		})
-		// The issue's attacks from many networks, each a caller of its
-		// own: they fill the session total and the stream total, which
-		// the edge then sheds for a newcomer.
-		b.Run("sessions-networks/caps="+caps, func(b *testing.B) {
-			for range b.N {
-				measure(b, caps, sessionNetworksAttack(b, 101, 100))
-			}
-		})
-		b.Run("streams-networks/caps="+caps, func(b *testing.B) {
-			for range b.N {
-				measure(b, caps, streamNetworksAttack(b, 300, 16))
-			}
-		})
+	attacks := []struct {
+		name    string
+		configs []string
+		rss     bool
+		attack  func() func(t *target) outcome
+	}{
+		// The issue's three attacks as it sent them, from addresses of one
+		// network (one caller), and from as many networks (each a caller
+		// of its own), which fill the totals that the edge and the
+		// registry then shed for a newcomer.
+		{"sessions-addresses", all, false, func() func(*target) outcome { return sessionAttack(address, 101, 100) }},
+		{"sessions-networks", all, false, func() func(*target) outcome { return sessionAttack(network, 101, 100) }},
+		{"subscriptions-addresses", all, false, func() func(*target) outcome { return listenAttack(address, 11, 10, 1000, 0) }},
+		{"subscriptions-networks", all, false, func() func(*target) outcome { return listenAttack(network, 11, 10, 1000, 0) }},
+		{"streams-addresses", all, false, func() func(*target) outcome { return streamAttack(address, 250, 16) }},
+		{"streams-networks", all, false, func() func(*target) outcome { return streamAttack(network, 300, 16) }},
+		// URIs of 4,000 bytes (under the default MaxURILength, 4,096): the
+		// docs' "200 listens × 1,000 URIs" from one address, and the
+		// subscription attack from 40 networks shaped to each caller's
+		// byte budget (1 MiB: 250 URIs a stream); caps=counts keeps the
+		// caps by count alone. Lifting every cap would let them hold
+		// 800 MB.
+		{"listens-4000B/addrs=1", long, true, func() func(*target) outcome { return listenAttack(address, 1, 200, 1000, 4000) }},
+		{"listens-4000B/networks=40", long, true, func() func(*target) outcome { return listenAttack(network, 40, 10, 250, 4000) }},
+		// The body the edge scans: 4 MiB batches of tiny escaped messages,
+		// under a session no one holds, and with no session at all.
+		{"batches", all, false, func() func(*target) outcome { return batchAttack(4, 3*time.Second, "bogus") }},
+		{"batches-nosession", all, false, func() func(*target) outcome { return batchAttack(4, 3*time.Second, "") }},
 	}
-	// The same, against go-sdk's own handling, and the body the edge
-	// scans: 4 MiB batches of tiny escaped messages, under a session no
-	// one holds.
-	for _, caps := range []string{"on", "gosdk"} {
-		if caps == "gosdk" {
-			b.Run("sessions-networks/caps="+caps, func(b *testing.B) {
+	for _, a := range attacks {
+		for _, caps := range a.configs {
+			b.Run(a.name+"/caps="+caps, func(b *testing.B) {
 				for range b.N {
-					measure(b, caps, sessionNetworksAttack(b, 101, 100))
-				}
-			})
-			b.Run("streams-networks/caps="+caps, func(b *testing.B) {
-				for range b.N {
-					measure(b, caps, streamNetworksAttack(b, 300, 16))
+					measure(b, caps, a.rss, a.attack())
 				}
 			})
 		}
-		b.Run("batches/caps="+caps, func(b *testing.B) {
-			for range b.N {
-				measure(b, caps, counted(batchAttack(b, 4, 3*time.Second, "bogus")))
-			}
-		})
-		b.Run("batches-nosession/caps="+caps, func(b *testing.B) {
-			for range b.N {
-				measure(b, caps, counted(batchAttack(b, 4, 3*time.Second, "")))
-			}
-		})
-	}
-	// URIs of 4,000 bytes: the docs' attack from one address, and one
-	// from 40 addresses shaped to each caller's byte budget (1 MiB: 250
-	// URIs a stream), against the defaults and against the caps by count
-	// alone. Lifting every cap would let them hold 800 MB.
-	for _, caps := range []string{"on", "counts"} {
-		b.Run("listens-4000B/addrs=1/caps="+caps, func(b *testing.B) {
-			for range b.N {
-				measureRSS(b, caps, true, counted(longListenAttack(b, 1, 200, 1000, 4000)))
-			}
-		})
-		b.Run("listens-4000B/addrs=40/caps="+caps, func(b *testing.B) {
-			for range b.N {
-				measureRSS(b, caps, true, counted(longListenAttack(b, 40, 10, 250, 4000)))
-			}
-		})
 	}
 }
 
-// longListenAttack opens, from each of addrs addresses (127.20.0.1,
-// 127.20.1.1 and on: each a network, so a caller, of its own),
-// listens subscriptions/listen streams of each URIs of size bytes
-// (caps://r/{n}, n padded with zeros), keeps those granted open, and
-// hangs up. The addresses open theirs at once.
-func longListenAttack(b *testing.B, addrs, listens, each, size int) func(t *target) (int, func()) {
-	return func(t *target) (int, func()) {
+// The configurations an attack runs against: all three, and for the long
+// URIs the defaults and the caps by count alone.
+var (
+	all  = []string{"on", "off", "gosdk"}
+	long = []string{"on", "counts", "gosdk"}
+)
+
+// listenAttack opens, from each of addrs addresses (from(0) to
+// from(addrs-1): see network and address), listens subscriptions/listen
+// streams of each URIs of size bytes (caps://r/{n}, n padded with zeros
+// to size, if size is not 0), keeps those granted open, and hangs up.
+// The addresses open theirs at once; a refused listen counts as a
+// JSON-RPC refusal.
+func listenAttack(from func(int) string, addrs, listens, each, size int) func(t *target) outcome {
+	return func(t *target) outcome {
 		var mu sync.Mutex
 		var open []io.Closer
 		var clients []*http.Client
+		var refused tally
 		var wg sync.WaitGroup
 		for a := range addrs {
-			client := clientFrom(fmt.Sprintf("127.20.%d.1", a), listens)
+			client := clientFrom(from(a), listens)
 			clients = append(clients, client)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for i := range listens {
 					uris := make([]string, each)
 					for j := range uris {
 						n := fmt.Sprint(((a*listens)+i)*each + j)
-						uris[j] = "caps://r/" + strings.Repeat("0", size-len("caps://r/")-len(n)) + n
+						uris[j] = "caps://r/" + strings.Repeat("0", max(0, size-len("caps://r/")-len(n))) + n
 					}
 					stream, err := audit.ListenHTTP(context.Background(), client, t.base+"/mcp", "2026-07-28", uris)
-					if err == nil {
-						mu.Lock()
-						open = append(open, stream)
-						mu.Unlock()
+					if err != nil {
+						refused.add(0)
+						continue
 					}
+					mu.Lock()
+					open = append(open, stream)
+					mu.Unlock()
 				}
-			}()
+			})
 		}
 		wg.Wait()
-		return len(open), func() {
+		return outcome{granted: len(open), refused: refused.counts(), hangUp: func() {
 			for _, s := range open {
 				s.Close()
 			}
 			for _, c := range clients {
 				c.CloseIdleConnections()
 			}
-		}
-	}
-}
-
-// listenAttack opens 200 subscriptions/listen streams of 1,000 URIs each
-// from 127.0.0.1, keeps those granted open, and hangs up.
-func listenAttack(b *testing.B) func(t *target) (int, func()) {
-	return func(t *target) (int, func()) {
-		client := clientFrom("127.0.0.1", 256)
-		var open []io.Closer
-		for i := range 200 {
-			uris := make([]string, 1000)
-			for j := range uris {
-				uris[j] = fmt.Sprintf("caps://r/%d", i*1000+j)
-			}
-			if stream, err := audit.ListenHTTP(context.Background(), client, t.base+"/mcp", "2026-07-28", uris); err == nil {
-				open = append(open, stream)
-			}
-		}
-		return len(open), func() {
-			for _, s := range open {
-				s.Close()
-			}
-			client.CloseIdleConnections()
-		}
-	}
-}
-
-// sessionAttack sends 20,000 initialize requests from 127.0.0.1, eight at
-// a time, and never closes the sessions granted; hanging up deletes them,
-// as a client that closes its sessions does.
-func sessionAttack(b *testing.B) func(t *target) (int, func()) {
-	return func(t *target) (int, func()) {
-		client := clientFrom("127.0.0.1", 8)
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
-			"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]string{"name": "attacker", "version": "v0"},
-		}})
-		var mu sync.Mutex
-		var ids []string
-		work := make(chan struct{})
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range work {
-					req, _ := http.NewRequest(http.MethodPost, t.base+"/mcp", bytes.NewReader(body))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set("Accept", "application/json, text/event-stream")
-					resp, err := client.Do(req)
-					if err != nil {
-						b.Error(err)
-						continue
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if id := resp.Header.Get("Mcp-Session-Id"); id != "" && resp.StatusCode == http.StatusOK {
-						mu.Lock()
-						ids = append(ids, id)
-						mu.Unlock()
-					}
-				}
-			}()
-		}
-		for range 20_000 {
-			work <- struct{}{}
-		}
-		close(work)
-		wg.Wait()
-		return len(ids), func() {
-			for _, id := range ids {
-				req, _ := http.NewRequest(http.MethodDelete, t.base+"/mcp", nil)
-				req.Header.Set("Mcp-Session-Id", id)
-				req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-				if resp, err := client.Do(req); err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-			}
-			client.CloseIdleConnections()
-		}
+		}}
 	}
 }
 
@@ -578,8 +486,8 @@ func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // backslash, under Mcp-Session-Id: session ("" for none, and no version
 // header either: a 2025-03-26 client, whose batches the edge scans and
 // go-sdk decodes). It reports the batches sent.
-func batchAttack(b *testing.B, conns int, d time.Duration, session string) func(t *target) (int, func()) {
-	return func(t *target) (int, func()) {
+func batchAttack(conns int, d time.Duration, session string) func(t *target) outcome {
+	return func(t *target) outcome {
 		var body bytes.Buffer
 		body.WriteByte('[')
 		msg := `{"jsonrpc":"2.0","method":"a\\b","params":{"_meta":{}}}`
@@ -620,6 +528,6 @@ func batchAttack(b *testing.B, conns int, d time.Duration, session string) func(
 			})
 		}
 		time.Sleep(d) // real clock: the legitimate client reads while the batches come
-		return int(sent.Load()), func() { close(stop); wg.Wait() }
+		return outcome{granted: int(sent.Load()), hangUp: func() { close(stop); wg.Wait() }}
 	}
 }
