@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -235,8 +234,10 @@ func TestPostgresRegistries(t *testing.T) {
 		server.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				// The acknowledgment of the subscription's listen, not of the
-				// one the client opens for list_changed as it connects.
-				if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && slices.Contains(p.Notifications.ResourceSubscriptions, "db://users/7") {
+				// one the client opens for list_changed as it connects. (A
+				// middleware added after the registry's sees it as go-sdk
+				// makes it: see resource.Registry.NewServer.)
+				if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && len(p.Notifications.ResourceSubscriptions) > 0 {
 					acked <- struct{}{}
 				}
 				return next(ctx, method, req)

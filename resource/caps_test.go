@@ -136,6 +136,21 @@ func TestSubscriptionsPerCallerAcrossSessions(t *testing.T) {
 	refusedWith(t, err, jsonrpc.CodeInvalidParams, "this caller holds 3")
 }
 
+// At 2026-07-28 MaxPerSession caps each listen stream: a listen of more
+// is refused as a whole, and another stream has a cap of its own.
+func TestSubscriptionsPerListenStream(t *testing.T) {
+	f := newCapsFixture(t, resource.Options{Subscriptions: resource.SubscriptionOptions{MaxPerSession: 2}})
+	_, err := f.listen(t, "mallory", capsURIs(0, 3)...)
+	refusedWith(t, err, jsonrpc.CodeInvalidParams, "too many subscriptions")
+	eventually(t, func() bool { n, _, _ := f.reg.SubscriptionStats(); return n == 0 }, "the refused listen's subscriptions dropped")
+	_, err = f.listen(t, "mallory", capsURIs(0, 2)...)
+	require.NoError(t, err)
+	_, err = f.listen(t, "mallory", capsURIs(2, 4)...)
+	require.NoError(t, err)
+	n, _, _ := f.reg.SubscriptionStats()
+	assert.Equal(t, 4, n)
+}
+
 func TestSubscriptionsPerCallerAcrossListens(t *testing.T) {
 	f := newCapsFixture(t, resource.Options{Subscriptions: resource.SubscriptionOptions{MaxPerCaller: 3}})
 	first, err := f.listen(t, "mallory", capsURIs(0, 2)...)

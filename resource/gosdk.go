@@ -76,6 +76,16 @@ import (
 //     resources/subscribe, and by the time a listen's
 //     notifications/subscriptions/acknowledged has passed the sending
 //     middleware (see package delivery, Confirm).
+// 14. listenAcknowledgment: a receiving middleware may pass a listen on
+//     with other resources than the client named; go-sdk's
+//     notifications/subscriptions/acknowledged then passes the sending
+//     middleware with the listen's context, its _meta naming the listen
+//     request's ID as the subscription ID, and what the middleware passes
+//     on is what the client is sent (listen.go, step 2).
+// 15. notifyProgressCarries: a sending middleware may pass on another
+//     notification go-sdk knows, with params of its own, in place of the
+//     one ServerSession.NotifyProgress sends; the client is sent that one,
+//     on the session's stream (listen.go, step 4).
 //
 // What the HTTP edge relies on go-sdk doing is listed in serve/gosdk.go.
 
@@ -206,12 +216,7 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		case *mcp.SubscriptionsListenRequest:
-			// Pass the listen on, for Subscribe to find its token.
-			ctx = context.WithValue(ctx, listenKey{}, q)
-			if r.opts.Observer != nil {
-				return r.observeListen(ctx, method, q, next)
-			}
-			return next(ctx, method, q)
+			return r.serveListen(ctx, method, q, next)
 		case *mcp.CompleteRequest:
 			if q.Params != nil && q.Params.Ref != nil && q.Params.Ref.Type == "ref/resource" {
 				return result(r.Complete(ctx, q))
@@ -236,6 +241,9 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // server sends itself then goes as go-sdk sends it), it passes on.
 func (r *Registry) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if c, ok := carried(ctx, method); ok {
+			return next(ctx, protocol.NotificationResourceUpdated, c)
+		}
 		s, _ := req.GetSession().(*mcp.ServerSession)
 		if s == nil {
 			return next(ctx, method, req)
@@ -250,6 +258,9 @@ func (r *Registry) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			uri = p.URI
 		case protocol.NotificationListChanged:
 		case protocol.NotificationSubscriptionsAcknowledged:
+			if l := listenOf(ctx); l != nil && l.uris != nil {
+				return l.acknowledge(ctx, r, method, req, next)
+			}
 			// go-sdk holds a listen's subscriptions once it acknowledges
 			// them (behaviour 13): after the acknowledgment, confirm them.
 			res, err := next(ctx, method, req)
@@ -302,12 +313,12 @@ func withListenExtra(ctx context.Context, req *mcp.SubscribeRequest) *mcp.Subscr
 	if req.Extra != nil {
 		return req
 	}
-	listen, ok := ctx.Value(listenKey{}).(*mcp.SubscriptionsListenRequest)
-	if !ok || listen.Extra == nil {
+	l := listenOf(ctx)
+	if l == nil || l.req.Extra == nil {
 		return req
 	}
 	copied := *req
-	copied.Extra = listen.Extra
+	copied.Extra = l.req.Extra
 	return &copied
 }
 

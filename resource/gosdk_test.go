@@ -556,3 +556,87 @@ func TestSDKSubscriptionHeldAfterHandler(t *testing.T) {
 		})
 	}
 }
+
+// 14: a receiving middleware may pass a listen on with other resources
+// than the client's; go-sdk's acknowledgment then passes the sending
+// middleware with the listen's context and the listen's ID as its
+// subscription ID, and what the middleware passes on is what the client
+// is sent.
+func TestSDKListenAcknowledgment(t *testing.T) {
+	t.Parallel()
+	s := subscribingSDKServer()
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if q, ok := req.(*mcp.SubscriptionsListenRequest); ok {
+				n := *q.Params.Notifications
+				n.ResourceSubscriptions = []string{"x:marker"}
+				p := *q.Params
+				p.Notifications = &n
+				c := *q
+				c.Params = &p
+				return next(context.WithValue(ctx, ctxKey{}, "listen"), method, &c)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams)
+			if !ok || ctx.Value(ctxKey{}) != "listen" || !slices.Equal(p.Notifications.ResourceSubscriptions, []string{"x:marker"}) {
+				return next(ctx, method, req)
+			}
+			acked := *p
+			acked.Notifications.ResourceSubscriptions = []string{"x:a", "x:b"}
+			return next(ctx, method, &mcp.ServerRequest[*mcp.SubscriptionsAcknowledgedParams]{Session: req.GetSession().(*mcp.ServerSession), Params: &acked})
+		}
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(hs.Close)
+	msg, ok := mcptest.Await(rawListen(t, hs.URL, "x:a", "x:b"))
+	require.True(t, ok, changed(14, "listenAcknowledgment")+": no acknowledgment")
+	var ack mcp.SubscriptionsAcknowledgedParams
+	notification(t, msg, "notifications/subscriptions/acknowledged", &ack)
+	assert.Equal(t, []string{"x:a", "x:b"}, ack.Notifications.ResourceSubscriptions,
+		changed(14, "listenAcknowledgment")+": the acknowledgment sent is not the middleware's")
+	assert.EqualValues(t, 7, ack.Meta[mcp.MetaKeySubscriptionID], changed(14, "listenAcknowledgment")+": subscription ID")
+}
+
+// 15: a sending middleware may send another notification go-sdk knows,
+// with params of its own, in place of one ServerSession.NotifyProgress
+// sends; the client is sent that one, on the session's stream.
+func TestSDKNotifyProgressCarries(t *testing.T) {
+	t.Parallel()
+	s := subscribingSDKServer()
+	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/progress" {
+				return next(ctx, "notifications/resources/updated", &mcp.ServerRequest[*mcp.ResourceUpdatedNotificationParams]{
+					Session: req.GetSession().(*mcp.ServerSession),
+					Params:  &mcp.ResourceUpdatedNotificationParams{URI: "x:carried", Meta: mcp.Meta{mcp.MetaKeySubscriptionID: 7}}})
+			}
+			return next(ctx, method, req)
+		}
+	})
+	listening := make(chan *mcp.ServerSession, 1)
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if q, ok := req.(*mcp.SubscriptionsListenRequest); ok {
+				listening <- q.Session
+			}
+			return next(ctx, method, req)
+		}
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(hs.Close)
+	msgs := rawListen(t, hs.URL, "x:marker")
+	ss := mcptest.Receive(t, listening, "the listen")
+	_, ok := mcptest.Await(msgs) // the acknowledgment
+	require.True(t, ok)
+	require.NoError(t, ss.NotifyProgress(t.Context(), &mcp.ProgressNotificationParams{}))
+	msg, ok := mcptest.Await(msgs)
+	require.True(t, ok, changed(15, "notifyProgressCarries")+": nothing sent")
+	var p mcp.ResourceUpdatedNotificationParams
+	notification(t, msg, "notifications/resources/updated", &p)
+	assert.Equal(t, "x:carried", p.URI, changed(15, "notifyProgressCarries"))
+	assert.EqualValues(t, 7, p.Meta[mcp.MetaKeySubscriptionID], changed(15, "notifyProgressCarries"))
+}

@@ -191,16 +191,17 @@ func (r *Registry) observeDelivery(o *delivery.Options[Access]) {
 	o.Count = func(n int) { obs.Event(Event{Kind: EventSubscriptions, Count: n}) }
 }
 
-// observeListen passes a 2026-07-28 subscriptions/listen on to go-sdk
-// (next) as a Call of its own, which lasts as long as the listen's
-// stream: the subscriptions go-sdk makes of it are calls within it.
+// observeListen passes q, a 2026-07-28 subscriptions/listen, on to
+// go-sdk (next) as pass (see serveListen), as a Call of its own, which lasts
+// as long as the listen's stream: the subscriptions made of it are calls
+// within it.
 // go-sdk decides what the listen's own error is; the subscription that
 // caused one has said why in its own call.
-func (r *Registry) observeListen(ctx context.Context, method string, q *mcp.SubscriptionsListenRequest, next mcp.MethodHandler) (mcp.Result, error) {
+func (r *Registry) observeListen(ctx context.Context, method string, q, pass *mcp.SubscriptionsListenRequest, next mcp.MethodHandler) (mcp.Result, error) {
 	c := call{ctx: ctx, op: OpSubscribe, method: protocol.MethodListen, req: q, session: delivery.Key{SDK: q.Session}}
 	c.identity = r.opts.Identity(ctx, q)
 	r.observe(&c)
-	res, err := next(c.ctx, method, q)
+	res, err := next(c.ctx, method, pass)
 	o := DecisionAllowed
 	if err != nil {
 		o = DecisionFailed

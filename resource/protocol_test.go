@@ -609,7 +609,7 @@ func TestSubscribeValidation(t *testing.T) {
 		// background: retry the update until it is delivered.
 		deadline := time.After(10 * time.Second)
 		for delivered := false; !delivered; {
-			require.NoError(t, h.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://watched"}))
+			reg.Changed("test://watched")
 			select {
 			case u := <-updates:
 				assert.Equal(t, "test://watched", u)

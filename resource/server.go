@@ -26,6 +26,16 @@ import (
 // serve, which serves clients of every protocol version on one URL with
 // their notifications.
 //
+// A sending middleware added to the server afterwards (go-sdk runs the
+// last added first) sees two messages of a 2026-07-28 listen that names
+// resources as go-sdk makes them, before the registry's own middleware
+// finishes them: its acknowledgment names the registry's internal
+// resource (mcpres:registry) in place of the client's, and each
+// notifications/resources/updated on it is a notifications/progress that
+// carries it. The client gets the finished messages. To watch what is
+// sent, use Options.Observer (EventNotified), or add the middleware
+// before Mount.
+//
 // NewServer returns an error if impl is nil, if opts sets
 // SubscribeHandler or UnsubscribeHandler (they are the registry's), or if
 // r is closed (ErrClosed).
@@ -67,7 +77,9 @@ func (r *Registry) NewServer(impl *mcp.Implementation, opts *mcp.ServerOptions) 
 // Mount installs a receiving middleware. Middleware added to s before Mount
 // does not see the list and completion requests r answers, and sees reads
 // addressed to an internal URI, so add your own (logging, auth) after
-// Mount. Resources added to s directly with s.AddResource are hidden behind
+// Mount. Mount installs a sending middleware too: one added after it sees
+// two messages of a 2026-07-28 listen as go-sdk makes them (see
+// NewServer). Resources added to s directly with s.AddResource are hidden behind
 // r: register everything in r. Mount one registry per server.
 //
 // Mount does not enable resources/subscribe, which go-sdk takes only from

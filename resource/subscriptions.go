@@ -138,6 +138,9 @@ func (r *Registry) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) err
 		c := r.begin(ctx, OpSubscribe, protocol.MethodSubscribe, "", nil, nil)
 		return r.end(&c, invalid(protocol.MethodSubscribe+" needs params with a uri"))
 	}
+	if l, ok := subscribesListen(ctx, req); ok {
+		return r.subscribeListen(ctx, l)
+	}
 	req = withListenExtra(ctx, req)
 	c := r.begin(ctx, OpSubscribe, protocol.MethodSubscribe, req.Params.URI, req, req.Session)
 	return r.end(&c, r.subscribe(&c))
@@ -182,9 +185,11 @@ func (r *Registry) subscribe(c *call) error {
 	// With an Authorizer, the Access is kept as the subscription's grant,
 	// asked again before each notification (stillAllowed). A subscription
 	// that came through the registry's middleware is pending until go-sdk
-	// holds it (behaviour 13).
+	// holds it (behaviour 13); one of a listen stream the registry serves
+	// (listen.go) is held at once.
 	caller := r.opts.RateKey(c.ctx, c.req, c.identity)
-	sub := delivery.Subscription[Access]{Grant: a, Granted: r.opts.Authorize != nil, Confirmed: !confirmable(c.ctx), Caller: caller}
+	confirmed := c.session.SDK == nil || !confirmable(c.ctx)
+	sub := delivery.Subscription[Access]{Grant: a, Granted: r.opts.Authorize != nil, Confirmed: confirmed, Caller: caller}
 	if err := r.delivery.Subscribe(c.session, c.target, sub); err != nil {
 		if capErr, ok := err.(*delivery.LimitError); ok {
 			r.capped(c.ctx, capNames[capErr.Cap], caller, capErr.Limit)

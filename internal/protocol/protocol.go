@@ -109,4 +109,7 @@ const (
 	// cancellation, since 2024-11-05). Over streamable HTTP from
 	// 2026-07-28 a client sends none: see CancelByClosingSince.
 	NotificationCancelled = "notifications/cancelled"
+	// NotificationProgress reports a request's progress (utilities,
+	// progress, since 2024-11-05).
+	NotificationProgress = "notifications/progress"
 )

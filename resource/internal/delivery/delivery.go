@@ -123,6 +123,16 @@ type Session interface {
 	Done() <-chan struct{}
 }
 
+// A Closer is a Session that can be ended from the server's side, and
+// whose end its owner reports itself (Ended): a total sheds it like a
+// go-sdk session (see Subscribe), and no goroutine waits on its Done.
+// The registry's own 2026-07-28 listen streams are Closers.
+type Closer interface {
+	Session
+	// Close ends the session; it returns at once.
+	Close()
+}
+
 // A Key names the session a subscription is for: a go-sdk session (SDK)
 // or another server's (Other). At most one is set; neither, for a
 // request without a session.

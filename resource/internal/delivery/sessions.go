@@ -291,7 +291,7 @@ func (d *Delivery[G]) drop(s Key) bool {
 // subscription. It returns the session it dropped, which the caller
 // closes once d.mu is released (closeShed), and its caller; or the zero
 // Key. Sessions of other
-// servers (Key.Other) are not shed: they cannot be closed from here.
+// servers (Key.Other) are shed only if they are Closers.
 // d.mu must be held.
 func (d *Delivery[G]) shed(err error, s Key, caller string, size int) (Key, string) {
 	le, ok := err.(*LimitError)
@@ -319,27 +319,40 @@ func (d *Delivery[G]) shed(err error, s Key, caller string, size int) (Key, stri
 	if top == "" || weight(d.callers[top]) <= weight(mine) {
 		return Key{}, ""
 	}
-	var victim *mcp.ServerSession
-	for ss, rec := range d.sessions {
-		if rec.caller == top && ss != s.SDK && rec.uris.Len() > 0 && (victim == nil || rec.uris.Len() > d.sessions[victim].uris.Len()) {
-			victim = ss
+	var victim Key
+	most := 0
+	consider := func(k Key, rec *record[G]) {
+		if rec.caller == top && k != s && rec.uris.Len() > most {
+			victim, most = k, rec.uris.Len()
 		}
 	}
-	if victim == nil {
+	for ss, rec := range d.sessions {
+		consider(Key{SDK: ss}, rec)
+	}
+	for other, rec := range d.others {
+		if _, ok := other.(Closer); ok {
+			consider(Key{Other: other}, rec)
+		}
+	}
+	if victim.IsZero() {
 		return Key{}, ""
 	}
-	d.drop(Key{SDK: victim})
-	return Key{SDK: victim}, top
+	d.drop(victim)
+	return victim, top
 }
 
 // closeShed closes the session victim, of victimCaller, that shed
 // dropped for newcomer, if any: its client sees the session end (404), or
 // its listen stream end. OnShed is told. d.mu must not be held.
 func (d *Delivery[G]) closeShed(victim Key, victimCaller, newcomer string) {
-	if victim.SDK == nil {
+	switch {
+	case victim.SDK != nil:
+		victim.SDK.Close()
+	case victim.Other != nil:
+		victim.Other.(Closer).Close()
+	default:
 		return
 	}
-	victim.SDK.Close()
 	if d.opts.OnShed != nil {
 		d.opts.OnShed(victim, victimCaller, newcomer)
 	}
@@ -420,6 +433,10 @@ func (d *Delivery[G]) reached(rec *record[G], uri string) {
 		}
 	}
 }
+
+// Ended reports that s, a Closer, has ended: its subscriptions and its
+// record are dropped, as forget drops them.
+func (d *Delivery[G]) Ended(s Key) { d.forget(s) }
 
 // forget drops ended session s: its subscriptions, and its record unless
 // notifications are still being sent to it (they fail, and the sending
@@ -506,6 +523,10 @@ func (d *Delivery[G]) Stats() (subscriptions, sessions, uris int) {
 // session while there is any; a goroutine of its own waits for another
 // server's session to close its Done channel. d.mu must be held.
 func (d *Delivery[G]) watchEnd(s Key, rec *record[G]) {
+	if _, ok := s.Other.(Closer); ok {
+		rec.end = waited // its owner reports its end (Ended)
+		return
+	}
 	if s.Other != nil {
 		rec.end = waited
 		done, closed := s.Other.Done(), d.ctx.Done()
