@@ -31,9 +31,9 @@ type streamGate struct {
 	max, maxListensPerCaller int
 
 	mu       sync.Mutex
-	open     map[*stream]struct{}
-	byCaller map[string]int // open streams, of both kinds
-	listens  map[string]int // open listens
+	open     int                              // open streams, of every caller
+	byCaller map[string]map[*stream]struct{} // open streams, of both kinds, but the caller ""'s
+	listens  map[string]int                   // open listens
 }
 
 // A stream is one open event stream.
@@ -54,7 +54,7 @@ const (
 
 func newStreamGate(o *Options) *streamGate {
 	return &streamGate{max: o.MaxStreams, maxListensPerCaller: o.MaxListensPerCaller,
-		open: make(map[*stream]struct{}), byCaller: make(map[string]int), listens: make(map[string]int)}
+		byCaller: make(map[string]map[*stream]struct{}), listens: make(map[string]int)}
 }
 
 // isListen reports whether req, of 2026-07-28 or later, opens a listen
@@ -106,16 +106,21 @@ func (g *streamGate) take(s *stream) (why int, closed *stream) {
 	if s.listen && s.caller != "" && g.listens[s.caller] >= g.maxListensPerCaller {
 		return overListens, nil
 	}
-	if len(g.open) >= g.max {
+	if g.open >= g.max {
 		if closed = g.heaviest(s.caller); closed == nil {
 			return overTotal, nil
 		}
 		g.remove(closed)
 		closed.closed = true
 	}
-	g.open[s] = struct{}{}
+	g.open++
 	if s.caller != "" {
-		g.byCaller[s.caller]++
+		mine := g.byCaller[s.caller]
+		if mine == nil {
+			mine = make(map[*stream]struct{})
+			g.byCaller[s.caller] = mine
+		}
+		mine[s] = struct{}{}
 		if s.listen {
 			g.listens[s.caller]++
 		}
@@ -128,17 +133,17 @@ func (g *streamGate) take(s *stream) (why int, closed *stream) {
 // must be held.
 func (g *streamGate) heaviest(newcomer string) *stream {
 	var top string
-	for c, n := range g.byCaller {
-		if n > g.byCaller[top] || n == g.byCaller[top] && c < top {
+	for c, streams := range g.byCaller {
+		if n := len(streams); n > len(g.byCaller[top]) || n == len(g.byCaller[top]) && c < top {
 			top = c
 		}
 	}
-	if top == "" || g.byCaller[top] <= g.byCaller[newcomer]+1 {
+	if top == "" || len(g.byCaller[top]) <= len(g.byCaller[newcomer])+1 {
 		return nil
 	}
 	var oldest *stream
-	for s := range g.open {
-		if s.caller == top && (oldest == nil || s.opened.Before(oldest.opened)) {
+	for s := range g.byCaller[top] {
+		if oldest == nil || s.opened.Before(oldest.opened) {
 			oldest = s
 		}
 	}
@@ -156,12 +161,14 @@ func (g *streamGate) give(s *stream) {
 
 // remove forgets s. g.mu must be held.
 func (g *streamGate) remove(s *stream) {
-	delete(g.open, s)
+	g.open--
 	if s.caller == "" {
 		return
 	}
-	if g.byCaller[s.caller]--; g.byCaller[s.caller] <= 0 {
+	if mine := g.byCaller[s.caller]; len(mine) <= 1 {
 		delete(g.byCaller, s.caller)
+	} else {
+		delete(mine, s)
 	}
 	if s.listen {
 		if g.listens[s.caller]--; g.listens[s.caller] <= 0 {

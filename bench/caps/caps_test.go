@@ -80,6 +80,13 @@ import (
 const serverEnv = "MCPRES_CAPS_SERVER"
 
 func TestMain(m *testing.M) {
+	if base := os.Getenv(legitEnv); base != "" {
+		if err := runLegit(base); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if caps := os.Getenv(serverEnv); caps != "" {
 		if err := runServer(caps); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -249,44 +256,6 @@ func clientFrom(ip string, conns int) *http.Client {
 	return &http.Client{Transport: tr}
 }
 
-// legit reads caps://r/1 over a 2025-11-25 session from 127.0.2.2 (a /24
-// of its own, so another caller than every attacker) until
-// stop is closed, and returns, by phase (what *phase held when each read
-// began: 0 during the attack, 1 after it), each successful read's latency
-// and the number of reads that failed, once done is closed, when it
-// closes the session. A failed read is counted, not fatal: the targets
-// allow 1 %.
-func legit(b *testing.B, t *target, phase *atomic.Int32, ready chan<- struct{}, stop, done <-chan struct{}) (lat [2][]time.Duration, failed [2]int) {
-	client := mcp.NewClient(&mcp.Implementation{Name: "legit", Version: "v0"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: t.base + "/mcp", HTTPClient: clientFrom(legitAddr, 2)},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		b.Error(err)
-		close(ready)
-		return lat, failed
-	}
-	defer func() { <-done; cs.Close() }()
-	close(ready)
-	for {
-		select {
-		case <-stop:
-			return lat, failed
-		default:
-		}
-		p := phase.Load()
-		start := time.Now()
-		if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "caps://r/1"}); err != nil {
-			if failed[p] == 0 {
-				b.Logf("legitimate read (phase %d): %v", p, err)
-			}
-			failed[p]++
-		} else {
-			lat[p] = append(lat[p], time.Since(start))
-		}
-		time.Sleep(5 * time.Millisecond) // real clock: the legitimate client's pace against a server process, measured, not asserted
-	}
-}
-
 // legitAddr is the legitimate client's address, in a /24 of its own.
 const legitAddr = "127.0.2.2"
 
@@ -311,21 +280,14 @@ type outcome struct {
 // too if withRSS. It returns once the attacker has hung up.
 func measure(b *testing.B, caps string, withRSS bool, attack func(t *target) outcome) {
 	t := startServer(b, caps)
-	ready, stop, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	var phase atomic.Int32
-	var lat [2][]time.Duration
-	var failed [2]int
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); lat, failed = legit(b, t, &phase, ready, stop, done) }()
-	<-ready
+	lg := startLegit(b, t)
 	rest := t.stats(b)
 	out := attack(t)
 	peak := t.stats(b)
 	// A newcomer of another caller, at the attack's height: a new
 	// session read over once, and a new listen.
 	newSession, newListen := legitNewSession(b, t), legitNewListen(b, t)
-	phase.Store(1)
+	lg.send("after")
 	hungUp := time.Now()
 	out.hangUp()
 	var after stats
@@ -336,13 +298,13 @@ func measure(b *testing.B, caps string, withRSS bool, attack func(t *target) out
 		time.Sleep(50 * time.Millisecond) // real clock: polling another process's /stats until it has dropped what the attacker held
 	}
 	time.Sleep(time.Second - time.Since(hungUp)) // real clock: the legitimate client reads for a second at least after the attacker hung up
+	lat, failed := lg.stop(b)
 	// What stays once that second has passed: the server has ended the
 	// hung-up streams' goroutines and connections, which hold heap for a
-	// while after the subscriptions are dropped.
+	// while after the subscriptions are dropped. The legitimate client is
+	// still connected, as at rest, and no longer reading.
 	after = t.stats(b)
-	close(stop)
-	close(done)
-	wg.Wait()
+	lg.close()
 	mib := func(s stats) float64 { return (float64(s.HeapInUse) - float64(rest.HeapInUse)) / (1 << 20) }
 	b.ReportMetric(float64(rest.HeapInUse)/(1<<20), "MiB-rest")
 	b.ReportMetric(mib(peak), "MiB-held")
