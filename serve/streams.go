@@ -31,9 +31,9 @@ type streamGate struct {
 	max, maxListensPerCaller int
 
 	mu       sync.Mutex
-	open     int                              // open streams, of every caller
+	open     int                             // open streams, of every caller
 	byCaller map[string]map[*stream]struct{} // open streams, of both kinds, but the caller ""'s
-	listens  map[string]int                   // open listens
+	listens  map[string]int                  // open listens
 }
 
 // A stream is one open event stream.
