@@ -12,9 +12,10 @@ package serve
 //
 // TCP_USER_TIMEOUT (RFC 5482; Linux's tcp(7)) bounds how long sent data
 // may stay unacknowledged: after that, the kernel closes the connection.
-// The servers set it to KeepAlive plus 30 s. The first comment the
-// client does not acknowledge leaves at most KeepAlive after it is gone,
-// so the connection is closed within 2×KeepAlive + 30 s. The read that
+// The servers set it to Options.UserTimeout: by default KeepAlive plus
+// 30 s. The first comment the client does not acknowledge leaves at most
+// KeepAlive after it is gone, so the connection is closed within
+// 2×KeepAlive + 30 s. The read that
 // net/http keeps on the connection then fails, the request's context is
 // cancelled, and the stream's handler returns.
 //
@@ -35,8 +36,12 @@ import (
 const halfOpenSlack = 30 * time.Second
 
 // userTimeout returns the TCP user timeout of the connections of o's
-// servers: KeepAlive, or 0 if comments are off, plus halfOpenSlack.
+// servers: Options.UserTimeout, else KeepAlive (or 0 if comments are
+// off) plus halfOpenSlack.
 func (o *Options) userTimeout() time.Duration {
+	if o.UserTimeout > 0 {
+		return o.UserTimeout
+	}
 	return max(o.KeepAlive, 0) + halfOpenSlack
 }
 

@@ -119,6 +119,13 @@ type Options struct {
 	// between the server and its clients. Zero means DefaultKeepAlive
 	// (25 s); negative turns the comments off.
 	KeepAlive time.Duration
+	// UserTimeout is how long data the server sent may go unacknowledged
+	// before the kernel ends the connection (TCP_USER_TIMEOUT; Linux
+	// only): a client whose network vanished without a FIN or RST has its
+	// event streams released then, as KeepAlive's comments are such
+	// data. Zero means KeepAlive (none if comments are off) plus 30 s:
+	// time for a client on a slow or lossy link to acknowledge a comment.
+	UserTimeout time.Duration
 	// MaxBodyBytes caps a request's body; a longer one gets 413. Zero
 	// means DefaultMaxBodyBytes (4 MiB).
 	MaxBodyBytes int64
@@ -223,6 +230,7 @@ func (o *Options) withDefaults() (Options, error) {
 		{"SessionTimeout", c.SessionTimeout},
 		{"ShutdownTimeout", c.ShutdownTimeout},
 		{"ReclaimAfter", c.ReclaimAfter},
+		{"UserTimeout", c.UserTimeout},
 	} {
 		if d.value < 0 {
 			bad(d.field, fmt.Errorf("negative duration %v", d.value))
