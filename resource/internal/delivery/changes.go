@@ -67,7 +67,7 @@ func (d *Delivery[G]) deliver(uri string) {
 	d.missedWhilePending(uri)
 	servers := slices.Clone(d.servers)
 	coalesced := 0
-	if len(d.others) > 0 {
+	if len(d.watchers) > 0 {
 		coalesced = d.queueOthers(uri)
 	}
 	d.mu.Unlock()
@@ -89,10 +89,7 @@ func (d *Delivery[G]) queueOthers(uri string) (coalesced int) {
 	if !ok || d.ctx.Err() != nil {
 		return 0
 	}
-	for s, rec := range d.others {
-		if !rec.uris.Has(id) {
-			continue
-		}
+	for rec, s := range d.watchers[id] {
 		q := queued[G]{method: protocol.NotificationResourceUpdated, uri: uri}
 		q.grant, q.granted = d.grant(rec, uri)
 		rec.sendMu.Lock()

@@ -171,6 +171,9 @@ type Delivery[G any] struct {
 	uris       uriTable                          // every watched URI, by ID
 	sessions   map[*mcp.ServerSession]*record[G] // with subscriptions or notifications waiting
 	others     map[Session]*record[G]            // the same, of other servers than go-sdk's; nil if none yet
+	// watchers holds, by URI ID, the Session each record of others that
+	// watches it is for: a change is queued for just those.
+	watchers map[uint32]map[*record[G]]Session
 	count      int                               // subscriptions
 	bytes      int                               // their URIs' bytes, len(uri) each
 	subscribed int                               // sessions holding any

@@ -199,6 +199,9 @@ func (d *Delivery[G]) Subscribe(s Key, uri string, sub Subscription[G]) error {
 			d.watchEnd(s, rec)
 		}
 		rec.uris.Add(id)
+		if s.Other != nil {
+			d.watch(id, rec, s.Other)
+		}
 		d.count++
 		if !sub.Confirmed {
 			if rec.pending == nil {
@@ -240,6 +243,7 @@ func (d *Delivery[G]) Unsubscribe(s Key, uri string) {
 		return
 	}
 	rec.uris.Remove(id)
+	d.unwatchOther(id, rec)
 	delete(rec.grants, id)
 	d.settle(rec, id)
 	d.unwatch(id)
@@ -275,6 +279,7 @@ func (d *Delivery[G]) drop(s Key) bool {
 	size := 0
 	rec.uris.Each(func(id uint32) {
 		size += len(d.uris.byID[id])
+		d.unwatchOther(id, rec)
 		d.unwatch(id)
 	})
 	d.uncount(rec, rec.uris.Len(), size)
@@ -449,6 +454,33 @@ func (d *Delivery[G]) forget(s Key) {
 		d.release(s, rec)
 	}
 	d.mu.Unlock()
+}
+
+// watch records that rec, the record of another server's session s,
+// watches the URI id. d.mu must be held.
+func (d *Delivery[G]) watch(id uint32, rec *record[G], s Session) {
+	if d.watchers == nil {
+		d.watchers = make(map[uint32]map[*record[G]]Session)
+	}
+	w := d.watchers[id]
+	if w == nil {
+		w = make(map[*record[G]]Session)
+		d.watchers[id] = w
+	}
+	w[rec] = s
+}
+
+// unwatchOther forgets that rec watches the URI id, if it is the record
+// of another server's session. d.mu must be held.
+func (d *Delivery[G]) unwatchOther(id uint32, rec *record[G]) {
+	w := d.watchers[id]
+	if w == nil {
+		return
+	}
+	delete(w, rec)
+	if len(w) == 0 {
+		delete(d.watchers, id)
+	}
 }
 
 // unwatch counts one watcher of the URI id fewer, and queues OnUnwatch if
