@@ -166,18 +166,18 @@ type Delivery[G any] struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu         sync.Mutex
-	closed     bool
-	uris       uriTable                          // every watched URI, by ID
-	sessions   map[*mcp.ServerSession]*record[G] // with subscriptions or notifications waiting
-	others     map[Session]*record[G]            // the same, of other servers than go-sdk's; nil if none yet
+	mu       sync.Mutex
+	closed   bool
+	uris     uriTable                          // every watched URI, by ID
+	sessions map[*mcp.ServerSession]*record[G] // with subscriptions or notifications waiting
+	others   map[Session]*record[G]            // the same, of other servers than go-sdk's; nil if none yet
 	// watchers holds, by URI ID, the Session each record of others that
 	// watches it is for: a change is queued for just those.
-	watchers map[uint32]map[*record[G]]Session
-	count      int                               // subscriptions
-	bytes      int                               // their URIs' bytes, len(uri) each
-	subscribed int                               // sessions holding any
-	callers    map[string]held                   // by caller, but ""
+	watchers   map[uint32]map[*record[G]]Session
+	count      int             // subscriptions
+	bytes      int             // their URIs' bytes, len(uri) each
+	subscribed int             // sessions holding any
+	callers    map[string]held // by caller, but ""
 	// pending holds, by URI ID, the records whose subscription to it
 	// go-sdk does not hold yet (see Subscribe): a delivery marks just
 	// those, and there are none most of the time.
