@@ -50,7 +50,8 @@ const listenWait = 500 * time.Millisecond
 
 // Pauses after unsubscribing, for what was in flight to arrive and for the
 // server to hear of it (at protocolListen, the end of a listen is told by
-// a notifications/cancelled sent in the background).
+// closing its stream, in the background; over stdio, by a
+// notifications/cancelled).
 const (
 	settle      = 100 * time.Millisecond
 	settleAgain = 500 * time.Millisecond

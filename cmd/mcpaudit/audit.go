@@ -70,7 +70,9 @@ func auditOne(ctx context.Context, cfg *config, t target, version string, server
 	tail := &tailBuffer{max: 4 << 10}
 	var transport mcp.Transport
 	if t.transport == "http" {
-		httpClient := &http.Client{Transport: headerTransport{cfg.headers, http.DefaultTransport}}
+		// audit.HTTPTransport ends a 2026-07-28 request by closing its
+		// stream alone, as that version's transport says.
+		httpClient := &http.Client{Transport: audit.HTTPTransport(headerTransport{cfg.headers, http.DefaultTransport})}
 		transport = &mcp.StreamableClientTransport{Endpoint: cfg.url, HTTPClient: httpClient}
 	} else {
 		cmd := exec.Command(cfg.command[0], cfg.command[1:]...)
