@@ -31,7 +31,7 @@ var stableCursors = clause(everyVersion, Should, secPaginationGuidelines, "Serve
 // The rules of resources/list and resources/templates/list.
 var (
 	ruleListEnds = newRule("list.ends",
-		`walks each list from its first page; a page answered with an error to a cursor the server gave, or a cursor given again that leads to nothing new, means the walk never reaches a page without a nextCursor. A cursor that fails or goes round is not a stable one; at 2026-07-28 a resources/list that cannot be walked to its end does not respond with the set of resources`,
+		`walks each list from its first page; a page answered with an error to a cursor the server gave, or a cursor given again that leads to nothing new, means the walk never reaches a page without a nextCursor. A cursor that fails or goes round is not a stable one; at 2026-07-28 a resources/list that cannot be walked to its end does not respond with the set of resources. A list the server does not implement (its first page answered -32601, Method not found) is not walked and is no finding, since no clause requires the method; but resources/list at 2026-07-28, which a server with the resources capability MUST answer`,
 		stableCursors,
 		clause(sinceListen, Must, secResourcesCaps, "Servers that declare the resources capability MUST respond to resources/list requests with the set of resources currently available to the requesting client.").forMethod("resources/list"))
 	ruleListNoRepeats = newRule("list.no-repeats",
@@ -117,6 +117,7 @@ type walk[T any] struct {
 	pages   int      // pages answered
 	first   []string // the keys of the first page
 	ended   bool     // it reached a page without a nextCursor
+	missing bool     // the first page was answered -32601: the method is not implemented
 	stopped string   // why it did not end
 	repeats []string // keys listed more than once, each once
 }
@@ -164,6 +165,10 @@ func checkList[T any](c *checker, l listing[T]) (walk[T], error) {
 	for _, k := range first.repeats {
 		c.fail(ruleListNoRepeats, k, "listed more than once by %s", l.method)
 	}
+	if first.missing && !c.requires(l.method) {
+		c.report.Skipped = append(c.report.Skipped, fmt.Sprintf("%s: the server does not implement it (%s); no clause of %s requires it", l.method, first.stopped, c.report.JudgedBy))
+		return first, nil
+	}
 	if !first.ended {
 		c.fail(ruleListEnds, l.method, "%s", first.stopped)
 		c.skip(l.method+": a second walk, since the first did not end", ruleListStable)
@@ -202,7 +207,12 @@ func walkList[T any](c *checker, l listing[T]) (walk[T], error) {
 			if c.sessionFailed(err) {
 				return w, err
 			}
-			c.answer(err, l.method, l.method)
+			e, _ := c.answer(err, l.method, l.method)
+			if w.pages == 0 {
+				w.missing = e != nil && e.Code == codeMethodNotFound
+				w.stopped = fmt.Sprintf("the first page was answered with an error: %v", err)
+				return w, nil
+			}
 			w.stopped = fmt.Sprintf("page %d (cursor %q, which the server gave) was answered with an error: %v", w.pages+1, cursor, err)
 			return w, nil
 		}
@@ -236,6 +246,14 @@ func walkList[T any](c *checker, l listing[T]) (walk[T], error) {
 		}
 		cursor = next
 	}
+}
+
+// requires reports whether a clause of the report's version requires the
+// server to implement method, so that -32601 breaks list.ends: at
+// 2026-07-28, resources/list (its clause of list.ends names it).
+func (c *checker) requires(method string) bool {
+	cl, ok := ruleListEnds.clause(c.report.JudgedBy, method)
+	return ok && cl.Method == method
 }
 
 // keys returns the keys of items.
@@ -469,8 +487,11 @@ func near[T any](l listing[T], w walk[T], i int) []string {
 	return out
 }
 
-// codeInvalidParams is JSON-RPC's invalid params error code.
-const codeInvalidParams = -32602
+// JSON-RPC's error codes the audit tells apart.
+const (
+	codeInvalidParams  = -32602 // Invalid params
+	codeMethodNotFound = -32601 // Method not found: the server does not implement the method
+)
 
 // tamper returns cursor with the character in its middle changed.
 func tamper(cursor string) string {

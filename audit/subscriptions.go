@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -131,7 +132,11 @@ func (c *checker) checkDelivery(uri string) error {
 		if c.sessionFailed(err) {
 			return err
 		}
-		c.answer(err, protocol.MethodSubscribe, uri)
+		e, _ := c.answer(err, protocol.MethodSubscribe, uri)
+		if e != nil && e.Code == codeMethodNotFound {
+			c.skip(fmt.Sprintf("subscriptions: the server advertises subscribe, and does not implement it: %v", err), ruleSubscribeDelivers, ruleSubscribeSilent)
+			return nil
+		}
 		c.fail(ruleSubscribeDelivers, uri, "a subscription to it failed: %v", err)
 		c.skip("unsubscribed silence: the subscription failed", ruleSubscribeSilent)
 		return nil
