@@ -75,7 +75,9 @@ func TestRulesFire(t *testing.T) {
 	// only names the era a rule is checked in, where it is not both.
 	only := map[string]string{
 		"notfound.code":       "2026-07-28", // at 2025-11-25 go-sdk's own -32602 breaks it already
-		"cache.hints":         "2026-07-28", // caching hints are 2026-07-28's
+		"cache.present":       "2026-07-28", // caching hints are 2026-07-28's
+		"cache.hints":         "2026-07-28",
+		"cache.same-scope":    "2026-07-28",
 		"error.reserved-code": "2026-07-28", // the reserved range is 2026-07-28's
 	}
 	told := func(s *mcp.Server, _ *audit.Updates) func(context.Context, string) error {

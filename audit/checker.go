@@ -23,6 +23,7 @@ type checker struct {
 	templates []*mcp.ResourceTemplate // every template listed
 	badURIs   map[string]bool         // listed URIs that are not URIs (list.uri)
 	errors    []answered              // every error the server answered
+	once      map[string]bool         // the rules and targets failOnce has recorded
 }
 
 // An answered is an error the server answered with.

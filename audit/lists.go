@@ -73,8 +73,8 @@ const garbageCursor = "not-a-cursor"
 type listing[T any] struct {
 	method string
 	// fetch returns the items of the page at cursor (but those that are
-	// null), and the next cursor.
-	fetch func(c *checker, cursor string) ([]T, string, error)
+	// null), the next cursor, and the page's caching hints.
+	fetch func(c *checker, cursor string) ([]T, string, mcp.Cacheable, error)
 	// key returns an item's URI (or URI template); name its name.
 	key, name func(T) string
 }
@@ -82,12 +82,12 @@ type listing[T any] struct {
 // resourceListing is resources/list.
 var resourceListing = listing[*mcp.Resource]{
 	method: protocol.MethodListResources,
-	fetch: func(c *checker, cursor string) ([]*mcp.Resource, string, error) {
+	fetch: func(c *checker, cursor string) ([]*mcp.Resource, string, mcp.Cacheable, error) {
 		res, err := c.cs.ListResources(c.ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil || res == nil {
-			return nil, "", err
+			return nil, "", mcp.Cacheable{}, err
 		}
-		return slices.DeleteFunc(res.Resources, func(r *mcp.Resource) bool { return r == nil }), res.NextCursor, nil
+		return slices.DeleteFunc(res.Resources, func(r *mcp.Resource) bool { return r == nil }), res.NextCursor, res.Cacheable, nil
 	},
 	key:  func(r *mcp.Resource) string { return r.URI },
 	name: func(r *mcp.Resource) string { return r.Name },
@@ -96,12 +96,12 @@ var resourceListing = listing[*mcp.Resource]{
 // templateListing is resources/templates/list.
 var templateListing = listing[*mcp.ResourceTemplate]{
 	method: protocol.MethodListTemplates,
-	fetch: func(c *checker, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+	fetch: func(c *checker, cursor string) ([]*mcp.ResourceTemplate, string, mcp.Cacheable, error) {
 		res, err := c.cs.ListResourceTemplates(c.ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil || res == nil {
-			return nil, "", err
+			return nil, "", mcp.Cacheable{}, err
 		}
-		return slices.DeleteFunc(res.ResourceTemplates, func(t *mcp.ResourceTemplate) bool { return t == nil }), res.NextCursor, nil
+		return slices.DeleteFunc(res.ResourceTemplates, func(t *mcp.ResourceTemplate) bool { return t == nil }), res.NextCursor, res.Cacheable, nil
 	},
 	key:  func(t *mcp.ResourceTemplate) string { return t.URITemplate },
 	name: func(t *mcp.ResourceTemplate) string { return t.Name },
@@ -114,12 +114,13 @@ type walk[T any] struct {
 	// given[i] is len(items) when cursors[i] was given: the page that
 	// gave it ends there.
 	given   []int
-	pages   int      // pages answered
-	first   []string // the keys of the first page
-	ended   bool     // it reached a page without a nextCursor
-	missing bool     // the first page was answered -32601: the method is not implemented
-	stopped string   // why it did not end
-	repeats []string // keys listed more than once, each once
+	pages   int             // pages answered
+	hints   []mcp.Cacheable // the caching hints of each page answered
+	first   []string        // the keys of the first page
+	ended   bool            // it reached a page without a nextCursor
+	missing bool            // the first page was answered -32601: the method is not implemented
+	stopped string          // why it did not end
+	repeats []string        // keys listed more than once, each once
 }
 
 // checkLists walks both lists, twice each, keeps what the first walks
@@ -137,6 +138,9 @@ func checkLists(c *checker) error {
 	templates, err := checkList(c, templateListing)
 	if err != nil {
 		return err
+	}
+	if c.protocolAtLeast(protocolListen) && resources.pages < 2 && templates.pages < 2 {
+		c.skip("cache scope across pages: no list has more than one page", ruleCacheSameScope)
 	}
 	c.resources, c.templates = resources.items, templates.items
 	c.report.Resources, c.report.Templates = len(c.resources), len(c.templates)
@@ -165,6 +169,10 @@ func checkList[T any](c *checker, l listing[T]) (walk[T], error) {
 	for _, k := range first.repeats {
 		c.fail(ruleListNoRepeats, k, "listed more than once by %s", l.method)
 	}
+	for i, h := range first.hints {
+		c.hints(l.method, pageName(l.method, i), h)
+	}
+	c.sameScope(l.method, first.hints)
 	if first.missing && !c.requires(l.method) {
 		c.report.Skipped = append(c.report.Skipped, fmt.Sprintf("%s: the server does not implement it (%s); no clause of %s requires it", l.method, first.stopped, c.report.JudgedBy))
 		return first, nil
@@ -202,7 +210,7 @@ func walkList[T any](c *checker, l listing[T]) (walk[T], error) {
 			w.stopped = fmt.Sprintf("still no last page after %d pages", maxPages)
 			return w, nil
 		}
-		items, next, err := l.fetch(c, cursor)
+		items, next, hints, err := l.fetch(c, cursor)
 		if err != nil {
 			if c.sessionFailed(err) {
 				return w, err
@@ -217,6 +225,7 @@ func walkList[T any](c *checker, l listing[T]) (walk[T], error) {
 			return w, nil
 		}
 		w.pages++
+		w.hints = append(w.hints, hints)
 		if w.pages == 1 {
 			w.first = keys(l, items)
 		}
@@ -347,7 +356,7 @@ func checkCursors[T any](c *checker, l listing[T], w walk[T], other []string) er
 	var invalid, forged []string
 	accepts := false // an invalid cursor was answered with a page
 	for _, f := range forgeries(w.cursors, other) {
-		items, _, err := l.fetch(c, f.cursor)
+		items, _, _, err := l.fetch(c, f.cursor)
 		e, isRPC := c.answer(err, l.method, l.method)
 		switch {
 		case err == nil && !f.guess:
