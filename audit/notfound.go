@@ -34,7 +34,7 @@ var (
 		clause(sinceListen, Must, secResourcesErrors, "If the requested resource does not exist, servers MUST return a JSON-RPC error with code -32602 (Invalid Params)."))
 	ruleNotFoundData = newRule("notfound.data",
 		`the not-found error names the URI in its data, {"uri": ...}: only the example of the page does so; nothing requires it`,
-		clause(everyVersion, Advice, secResourcesErrors+" (the example error)", `"data": {"uri": "file:///nonexistent.txt"}`))
+		clause(everyVersion, Advice, secResourcesErrors+" (the example error)", `"data": { "uri": "file:///nonexistent.txt" }`))
 	ruleReadMalformed = newRule("read.malformed-uri",
 		`reads three strings that are not URIs ("not a uri", "%%%", "x://a b"): a server that validates resource URIs answers each with an error, not contents. One finding for all three`,
 		clause(everyVersion, Must, secResourcesSecurity, "Servers MUST validate all resource URIs"))
