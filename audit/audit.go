@@ -102,7 +102,8 @@ type Options struct {
 // cs negotiated, and returns the report. It returns an error, and no
 // report, for options it refuses; and an error with the report so far if
 // the session fails (it cannot talk to the server at all), ctx ends, or
-// Options.Change or Options.ChangeList fails. Everything the server
+// Options.Change or Options.ChangeList fails: the rules it did not reach
+// are then in Report.Unchecked, "not reached". Everything the server
 // answers wrongly is a Finding in the report, not an error.
 func Run(ctx context.Context, cs *mcp.ClientSession, opts *Options) (*Report, error) {
 	var o Options
@@ -121,6 +122,7 @@ func Run(ctx context.Context, cs *mcp.ClientSession, opts *Options) (*Report, er
 			Server:    serverName(cs),
 			Unchecked: map[string]string{},
 			Findings:  []Finding{},
+			Took:      map[string]time.Duration{},
 		},
 	}
 	c.report.JudgedBy = judgedBy(c.report.Protocol)
@@ -129,11 +131,17 @@ func Run(ctx context.Context, cs *mcp.ClientSession, opts *Options) (*Report, er
 			c.report.Unchecked[r.ID] = "not a rule of protocol " + c.report.JudgedBy
 		}
 	}
-	for _, step := range steps {
-		if err := ctx.Err(); err != nil {
-			return c.report, err
+	for i, s := range steps {
+		err := ctx.Err()
+		if err == nil {
+			start := time.Now()
+			err = s.run(c)
+			for _, r := range s.rules {
+				c.report.Took[r.ID] += time.Since(start)
+			}
 		}
-		if err := step(c); err != nil {
+		if err != nil {
+			c.unreached(steps[i:], err)
 			return c.report, err
 		}
 	}

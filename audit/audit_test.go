@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -240,4 +241,36 @@ func TestWaiveWithdrawn(t *testing.T) {
 	cs := connect(t, broken.Base(), "2026-07-28", nil)
 	r := run(t, cs, &audit.Options{Waive: map[string]string{"subscribe.missing": "an old waiver"}})
 	assert.Empty(t, r.Findings)
+}
+
+// An audit that ends early lists every rule it did not reach as
+// unchecked, "not reached", never as held: all of them when ctx has
+// ended before it begins (so every rule is a rule of some step), and
+// those of the steps after a change that fails.
+func TestUnreached(t *testing.T) {
+	t.Parallel()
+	cs := connect(t, broken.Base(), "2026-07-28", nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	r, err := audit.Run(ctx, cs, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	for _, rule := range audit.Rules() {
+		assert.Contains(t, r.Unchecked[rule.ID], "not reached: the audit ended first", rule.ID)
+	}
+
+	s := broken.Base()
+	u := &audit.Updates{}
+	cs = connect(t, s, "2026-07-28", u)
+	r, err = audit.Run(t.Context(), cs, &audit.Options{Updates: u, Change: func(context.Context, string) error {
+		return errors.New("the change failed")
+	}})
+	require.ErrorContains(t, err, "the change failed")
+	for _, id := range []string{"subscribe.delivers", "subscribe.unsubscribed-silent", "error.reserved-code"} {
+		assert.Equal(t, "not reached: the audit ended first: the change failed", r.Unchecked[id], id)
+	}
+	for _, id := range []string{"list.ends", "read.contents", "notfound.code", "complete.max-values", "cache.present"} {
+		assert.NotContains(t, r.Unchecked, id, "checked before the change")
+	}
+	assert.Positive(t, r.Took["list.ends"])
+	assert.Zero(t, r.Took["error.reserved-code"])
 }
