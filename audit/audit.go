@@ -5,8 +5,15 @@
 // read returns what its MIME type says, that an unknown resource is
 // answered as the negotiated protocol version requires, that templates are
 // valid RFC 6570 and their completions honest, that subscribed changes
-// and list changes are told, and that no error code is one the version
-// reserves.
+// and list changes are told, that 2026-07-28's caching hints are given,
+// in range and the same across the pages of a list, and that no error
+// code is one the version reserves.
+//
+// A method the server does not implement (-32601) is no finding, unless
+// a clause of the version requires it: the checks that need it are
+// skipped, saying why. Over streamable HTTP, the go-sdk client of an
+// audit should use HTTPTransport, so that at 2026-07-28 it ends a request
+// by closing its stream alone, as that version's transport says.
 //
 // Every rule quotes the words of the specification it is judged by, per
 // version (Rule.Clauses), and takes its severity from them: MUST where

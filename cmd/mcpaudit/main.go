@@ -18,9 +18,9 @@
 //
 //	0  no audit found a rule broken at or above the -fail-on level (not waived)
 //	1  an audit did: a finding at or above -fail-on that is not waived
-//	2  an audit could not be made: bad flags, a server that does not start
-//	   or answer, a session that fails, a change (-change, -list-change)
-//	   that fails, the -timeout reached
+//	2  an audit could not be made, or ended early: bad flags, a server that
+//	   does not start or answer, a session that fails, a change (-change,
+//	   -list-change) that fails, the -timeout reached
 //
 // By default (-fail-on must) only MUST violations fail the run; SHOULD
 // and ADVICE findings are printed and exit 0. With -fail-on should SHOULD
