@@ -7,9 +7,11 @@ package audit
 // expected" (basic/transports/streamable-http, Sending Messages). go-sdk
 // v1.8's client closes the stream of a request whose context ends (a
 // subscriptions/listen ended by Unsubscribe, a call given up), and then
-// posts notifications/cancelled as well. A correct server may refuse that
-// post: "If the server cannot accept it, it MUST return an HTTP error
-// status code (e.g., 400 Bad Request)". go-sdk's client takes the refusal
+// posts notifications/cancelled as well, without the _meta every
+// 2026-07-28 message carries. A correct server may refuse that post (the
+// Python SDK and mcp-go v1.2.1 do): "If the server cannot accept it, it
+// MUST return an HTTP error status code (e.g., 400 Bad Request)". go-sdk's
+// client takes the refusal
 // for a broken connection and closes the session, and the audit would
 // fail a correct server for what its own client did. HTTPTransport keeps
 // the post off the wire.

@@ -67,6 +67,21 @@ func startEnv(t *testing.T, addr string, env []string, bin string, args ...strin
 	}
 }
 
+// nodeAndNPM returns the paths of node and npm; it skips t if either is
+// missing.
+func nodeAndNPM(t *testing.T) (node, npm string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node here")
+	}
+	npm, err = exec.LookPath("npm")
+	if err != nil {
+		t.Skip("no npm here")
+	}
+	return node, npm
+}
+
 // freeAddr returns a loopback address nothing listens on.
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -182,14 +197,7 @@ func TestServerEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs @modelcontextprotocol/server-everything")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node here")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("no npm here")
-	}
+	node, npm := nodeAndNPM(t)
 	const pkg = "@modelcontextprotocol/server-everything@2026.8.31"
 	dir := t.TempDir()
 	install := exec.Command(npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", dir, pkg)
@@ -237,14 +245,7 @@ func TestTypeScriptSDK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs @modelcontextprotocol/sdk")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node here")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("no npm here")
-	}
+	node, npm := nodeAndNPM(t)
 	dir := t.TempDir()
 	for _, name := range []string{"package.json", "serve.mjs", "mcpserver.mjs", "lowlevel.mjs"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "typescript", name))
