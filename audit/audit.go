@@ -5,8 +5,15 @@
 // read returns what its MIME type says, that an unknown resource is
 // answered as the negotiated protocol version requires, that templates are
 // valid RFC 6570 and their completions honest, that subscribed changes
-// and list changes are told, and that no error code is one the version
-// reserves.
+// and list changes are told, that 2026-07-28's caching hints are given,
+// in range and the same across the pages of a list, and that no error
+// code is one the version reserves.
+//
+// A method the server does not implement (-32601) is no finding, unless
+// a clause of the version requires it: the checks that need it are
+// skipped, saying why. Over streamable HTTP, the go-sdk client of an
+// audit should use HTTPTransport, so that at 2026-07-28 it ends a request
+// by closing its stream alone, as that version's transport says.
 //
 // Every rule quotes the words of the specification it is judged by, per
 // version (Rule.Clauses), and takes its severity from them: MUST where
@@ -102,7 +109,8 @@ type Options struct {
 // cs negotiated, and returns the report. It returns an error, and no
 // report, for options it refuses; and an error with the report so far if
 // the session fails (it cannot talk to the server at all), ctx ends, or
-// Options.Change or Options.ChangeList fails. Everything the server
+// Options.Change or Options.ChangeList fails: the rules it did not reach
+// are then in Report.Unchecked, "not reached". Everything the server
 // answers wrongly is a Finding in the report, not an error.
 func Run(ctx context.Context, cs *mcp.ClientSession, opts *Options) (*Report, error) {
 	var o Options
@@ -121,6 +129,7 @@ func Run(ctx context.Context, cs *mcp.ClientSession, opts *Options) (*Report, er
 			Server:    serverName(cs),
 			Unchecked: map[string]string{},
 			Findings:  []Finding{},
+			Took:      map[string]time.Duration{},
 		},
 	}
 	c.report.JudgedBy = judgedBy(c.report.Protocol)
@@ -129,11 +138,17 @@ func Run(ctx context.Context, cs *mcp.ClientSession, opts *Options) (*Report, er
 			c.report.Unchecked[r.ID] = "not a rule of protocol " + c.report.JudgedBy
 		}
 	}
-	for _, step := range steps {
-		if err := ctx.Err(); err != nil {
-			return c.report, err
+	for i, s := range steps {
+		err := ctx.Err()
+		if err == nil {
+			start := time.Now()
+			err = s.run(c)
+			for _, r := range s.rules {
+				c.report.Took[r.ID] += time.Since(start)
+			}
 		}
-		if err := step(c); err != nil {
+		if err != nil {
+			c.unreached(steps[i:], err)
 			return c.report, err
 		}
 	}

@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -75,7 +76,9 @@ func TestRulesFire(t *testing.T) {
 	// only names the era a rule is checked in, where it is not both.
 	only := map[string]string{
 		"notfound.code":       "2026-07-28", // at 2025-11-25 go-sdk's own -32602 breaks it already
-		"cache.hints":         "2026-07-28", // caching hints are 2026-07-28's
+		"cache.present":       "2026-07-28", // caching hints are 2026-07-28's
+		"cache.hints":         "2026-07-28",
+		"cache.same-scope":    "2026-07-28",
 		"error.reserved-code": "2026-07-28", // the reserved range is 2026-07-28's
 	}
 	told := func(s *mcp.Server, _ *audit.Updates) func(context.Context, string) error {
@@ -238,4 +241,36 @@ func TestWaiveWithdrawn(t *testing.T) {
 	cs := connect(t, broken.Base(), "2026-07-28", nil)
 	r := run(t, cs, &audit.Options{Waive: map[string]string{"subscribe.missing": "an old waiver"}})
 	assert.Empty(t, r.Findings)
+}
+
+// An audit that ends early lists every rule it did not reach as
+// unchecked, "not reached", never as held: all of them when ctx has
+// ended before it begins (so every rule is a rule of some step), and
+// those of the steps after a change that fails.
+func TestUnreached(t *testing.T) {
+	t.Parallel()
+	cs := connect(t, broken.Base(), "2026-07-28", nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	r, err := audit.Run(ctx, cs, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	for _, rule := range audit.Rules() {
+		assert.Contains(t, r.Unchecked[rule.ID], "not reached: the audit ended first", rule.ID)
+	}
+
+	s := broken.Base()
+	u := &audit.Updates{}
+	cs = connect(t, s, "2026-07-28", u)
+	r, err = audit.Run(t.Context(), cs, &audit.Options{Updates: u, Change: func(context.Context, string) error {
+		return errors.New("the change failed")
+	}})
+	require.ErrorContains(t, err, "the change failed")
+	for _, id := range []string{"subscribe.delivers", "subscribe.unsubscribed-silent", "error.reserved-code"} {
+		assert.Equal(t, "not reached: the audit ended first: the change failed", r.Unchecked[id], id)
+	}
+	for _, id := range []string{"list.ends", "read.contents", "notfound.code", "complete.max-values", "cache.present"} {
+		assert.NotContains(t, r.Unchecked, id, "checked before the change")
+	}
+	assert.Positive(t, r.Took["list.ends"])
+	assert.Zero(t, r.Took["error.reserved-code"])
 }

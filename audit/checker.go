@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -23,6 +24,7 @@ type checker struct {
 	templates []*mcp.ResourceTemplate // every template listed
 	badURIs   map[string]bool         // listed URIs that are not URIs (list.uri)
 	errors    []answered              // every error the server answered
+	once      map[string]bool         // the rules and targets failOnce has recorded
 }
 
 // An answered is an error the server answered with.
@@ -32,24 +34,49 @@ type answered struct {
 	method, target string
 }
 
-// A step is one group of checks. It records what the server does wrong
-// with c.fail, and returns an error only if the session itself fails.
-type step func(c *checker) error
+// A step is one group of checks, and the rules whose checks it
+// completes. Its run records what the server does wrong with c.fail, and
+// returns an error only if the session itself fails (or an option's
+// change does): the rules of that step and the later ones are then not
+// reached.
+type step struct {
+	run   func(c *checker) error
+	rules []Rule
+}
 
 // steps are run in order: the listings first, since later steps use what
-// they found.
+// they found. Every rule is a rule of one step.
 var steps = []step{
-	checkLists,
-	checkReads,
-	checkNotFound,
-	checkTemplates,
+	{checkLists, []Rule{ruleListEnds, ruleListNoRepeats, ruleListStable, ruleListURI, ruleListURICredentials, ruleListName, ruleListURITemplate,
+		ruleCursorInvalid, ruleCursorForgeable, ruleCursorOpaque, ruleCacheSameScope}},
+	// The caching hints of the lists and of the reads.
+	{checkReads, []Rule{ruleReadListed, ruleReadContents, ruleReadContentURI, ruleReadSingleURI, ruleReadContentType, ruleReadBlobEncoding,
+		ruleReadOneOf, ruleReadTrueType, ruleReadTextAsText, ruleReadAgrees, ruleCachePresent, ruleCacheHints}},
+	{checkNotFound, []Rule{ruleNotFoundError, ruleNotFoundCode, ruleNotFoundData, ruleReadMalformed, ruleMalformedURI}},
+	{checkTemplates, []Rule{ruleTemplateSyntax, ruleCompleteMax, ruleCompleteTotal, ruleCompleteHasMore, ruleCompleteUnknown}},
 	// Before the subscriptions: when any subscriptions/listen of a
 	// 2026-07-28 session ends (as the check of delivery ends its own),
 	// go-sdk v1.8's server forgets the session's listen for list
 	// changes too.
-	checkListChanged,
-	checkSubscriptions,
-	checkErrorCodes,
+	{checkListChanged, []Rule{ruleListChanged}},
+	{checkSubscriptions, []Rule{ruleSubscribeDelivers, ruleSubscribeSilent}},
+	{checkErrorCodes, []Rule{ruleReservedCode}},
+}
+
+// unreached records, after the audit ended with err before the steps
+// left, that their rules were not checked: each rule of theirs that is
+// neither unchecked already nor broken is unchecked, "not reached".
+func (c *checker) unreached(left []step, err error) {
+	reason := "not reached: the audit ended first: " + err.Error()
+	c.report.Skipped = append(c.report.Skipped, reason)
+	for _, s := range left {
+		for _, r := range s.rules {
+			_, unchecked := c.report.Unchecked[r.ID]
+			if !unchecked && !slices.ContainsFunc(c.report.Findings, func(f Finding) bool { return f.Rule.ID == r.ID }) {
+				c.report.Unchecked[r.ID] = reason
+			}
+		}
+	}
 }
 
 // fail records that the server broke rule at target (a URI, a template or

@@ -31,7 +31,7 @@ var stableCursors = clause(everyVersion, Should, secPaginationGuidelines, "Serve
 // The rules of resources/list and resources/templates/list.
 var (
 	ruleListEnds = newRule("list.ends",
-		`walks each list from its first page; a page answered with an error to a cursor the server gave, or a cursor given again that leads to nothing new, means the walk never reaches a page without a nextCursor. A cursor that fails or goes round is not a stable one; at 2026-07-28 a resources/list that cannot be walked to its end does not respond with the set of resources`,
+		`walks each list from its first page; a page answered with an error to a cursor the server gave, or a cursor given again that leads to nothing new, means the walk never reaches a page without a nextCursor. A cursor that fails or goes round is not a stable one; at 2026-07-28 a resources/list that cannot be walked to its end does not respond with the set of resources. A list the server does not implement (its first page answered -32601, Method not found) is not walked and is no finding, since no clause requires the method; but resources/list at 2026-07-28, which a server with the resources capability MUST answer`,
 		stableCursors,
 		clause(sinceListen, Must, secResourcesCaps, "Servers that declare the resources capability MUST respond to resources/list requests with the set of resources currently available to the requesting client.").forMethod("resources/list"))
 	ruleListNoRepeats = newRule("list.no-repeats",
@@ -73,8 +73,8 @@ const garbageCursor = "not-a-cursor"
 type listing[T any] struct {
 	method string
 	// fetch returns the items of the page at cursor (but those that are
-	// null), and the next cursor.
-	fetch func(c *checker, cursor string) ([]T, string, error)
+	// null), the next cursor, and the page's caching hints.
+	fetch func(c *checker, cursor string) ([]T, string, mcp.Cacheable, error)
 	// key returns an item's URI (or URI template); name its name.
 	key, name func(T) string
 }
@@ -82,12 +82,12 @@ type listing[T any] struct {
 // resourceListing is resources/list.
 var resourceListing = listing[*mcp.Resource]{
 	method: protocol.MethodListResources,
-	fetch: func(c *checker, cursor string) ([]*mcp.Resource, string, error) {
+	fetch: func(c *checker, cursor string) ([]*mcp.Resource, string, mcp.Cacheable, error) {
 		res, err := c.cs.ListResources(c.ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil || res == nil {
-			return nil, "", err
+			return nil, "", mcp.Cacheable{}, err
 		}
-		return slices.DeleteFunc(res.Resources, func(r *mcp.Resource) bool { return r == nil }), res.NextCursor, nil
+		return slices.DeleteFunc(res.Resources, func(r *mcp.Resource) bool { return r == nil }), res.NextCursor, res.Cacheable, nil
 	},
 	key:  func(r *mcp.Resource) string { return r.URI },
 	name: func(r *mcp.Resource) string { return r.Name },
@@ -96,12 +96,12 @@ var resourceListing = listing[*mcp.Resource]{
 // templateListing is resources/templates/list.
 var templateListing = listing[*mcp.ResourceTemplate]{
 	method: protocol.MethodListTemplates,
-	fetch: func(c *checker, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+	fetch: func(c *checker, cursor string) ([]*mcp.ResourceTemplate, string, mcp.Cacheable, error) {
 		res, err := c.cs.ListResourceTemplates(c.ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil || res == nil {
-			return nil, "", err
+			return nil, "", mcp.Cacheable{}, err
 		}
-		return slices.DeleteFunc(res.ResourceTemplates, func(t *mcp.ResourceTemplate) bool { return t == nil }), res.NextCursor, nil
+		return slices.DeleteFunc(res.ResourceTemplates, func(t *mcp.ResourceTemplate) bool { return t == nil }), res.NextCursor, res.Cacheable, nil
 	},
 	key:  func(t *mcp.ResourceTemplate) string { return t.URITemplate },
 	name: func(t *mcp.ResourceTemplate) string { return t.Name },
@@ -114,11 +114,13 @@ type walk[T any] struct {
 	// given[i] is len(items) when cursors[i] was given: the page that
 	// gave it ends there.
 	given   []int
-	pages   int      // pages answered
-	first   []string // the keys of the first page
-	ended   bool     // it reached a page without a nextCursor
-	stopped string   // why it did not end
-	repeats []string // keys listed more than once, each once
+	pages   int             // pages answered
+	hints   []mcp.Cacheable // the caching hints of each page answered
+	first   []string        // the keys of the first page
+	ended   bool            // it reached a page without a nextCursor
+	missing bool            // the first page was answered -32601: the method is not implemented
+	stopped string          // why it did not end
+	repeats []string        // keys listed more than once, each once
 }
 
 // checkLists walks both lists, twice each, keeps what the first walks
@@ -136,6 +138,9 @@ func checkLists(c *checker) error {
 	templates, err := checkList(c, templateListing)
 	if err != nil {
 		return err
+	}
+	if c.protocolAtLeast(protocolListen) && resources.pages < 2 && templates.pages < 2 {
+		c.skip("cache scope across pages: no list has more than one page", ruleCacheSameScope)
 	}
 	c.resources, c.templates = resources.items, templates.items
 	c.report.Resources, c.report.Templates = len(c.resources), len(c.templates)
@@ -163,6 +168,14 @@ func checkList[T any](c *checker, l listing[T]) (walk[T], error) {
 	}
 	for _, k := range first.repeats {
 		c.fail(ruleListNoRepeats, k, "listed more than once by %s", l.method)
+	}
+	for i, h := range first.hints {
+		c.hints(l.method, pageName(l.method, i), h)
+	}
+	c.sameScope(l.method, first.hints)
+	if first.missing && !c.requires(l.method) {
+		c.report.Skipped = append(c.report.Skipped, fmt.Sprintf("%s: the server does not implement it (%s); no clause of %s requires it", l.method, first.stopped, c.report.JudgedBy))
+		return first, nil
 	}
 	if !first.ended {
 		c.fail(ruleListEnds, l.method, "%s", first.stopped)
@@ -197,16 +210,22 @@ func walkList[T any](c *checker, l listing[T]) (walk[T], error) {
 			w.stopped = fmt.Sprintf("still no last page after %d pages", maxPages)
 			return w, nil
 		}
-		items, next, err := l.fetch(c, cursor)
+		items, next, hints, err := l.fetch(c, cursor)
 		if err != nil {
 			if c.sessionFailed(err) {
 				return w, err
 			}
-			c.answer(err, l.method, l.method)
+			e, _ := c.answer(err, l.method, l.method)
+			if w.pages == 0 {
+				w.missing = e != nil && e.Code == codeMethodNotFound
+				w.stopped = fmt.Sprintf("the first page was answered with an error: %v", err)
+				return w, nil
+			}
 			w.stopped = fmt.Sprintf("page %d (cursor %q, which the server gave) was answered with an error: %v", w.pages+1, cursor, err)
 			return w, nil
 		}
 		w.pages++
+		w.hints = append(w.hints, hints)
 		if w.pages == 1 {
 			w.first = keys(l, items)
 		}
@@ -236,6 +255,14 @@ func walkList[T any](c *checker, l listing[T]) (walk[T], error) {
 		}
 		cursor = next
 	}
+}
+
+// requires reports whether a clause of the report's version requires the
+// server to implement method, so that -32601 breaks list.ends: at
+// 2026-07-28, resources/list (its clause of list.ends names it).
+func (c *checker) requires(method string) bool {
+	cl, ok := ruleListEnds.clause(c.report.JudgedBy, method)
+	return ok && cl.Method == method
 }
 
 // keys returns the keys of items.
@@ -329,7 +356,7 @@ func checkCursors[T any](c *checker, l listing[T], w walk[T], other []string) er
 	var invalid, forged []string
 	accepts := false // an invalid cursor was answered with a page
 	for _, f := range forgeries(w.cursors, other) {
-		items, _, err := l.fetch(c, f.cursor)
+		items, _, _, err := l.fetch(c, f.cursor)
 		e, isRPC := c.answer(err, l.method, l.method)
 		switch {
 		case err == nil && !f.guess:
@@ -469,8 +496,11 @@ func near[T any](l listing[T], w walk[T], i int) []string {
 	return out
 }
 
-// codeInvalidParams is JSON-RPC's invalid params error code.
-const codeInvalidParams = -32602
+// JSON-RPC's error codes the audit tells apart.
+const (
+	codeInvalidParams  = -32602 // Invalid params
+	codeMethodNotFound = -32601 // Method not found: the server does not implement the method
+)
 
 // tamper returns cursor with the character in its middle changed.
 func tamper(cursor string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -439,6 +440,45 @@ func TestListsWaive(t *testing.T) {
 			}
 			assert.True(t, found, "the waived finding is still reported")
 			assert.Contains(t, r.String(), "waived: a fixture")
+		})
+	}
+}
+
+// A list the server does not implement (-32601, Method not found) is no
+// finding, but a skipped check that says why, at every version; except
+// resources/list at 2026-07-28, which a server with the resources
+// capability MUST answer (list.ends, quoting it).
+func TestListNotImplemented(t *testing.T) {
+	t.Parallel()
+	notImplemented := func(s *mcp.Server, method string) {
+		forge(s, method, func(context.Context, mcp.Request, mcp.MethodHandler) (mcp.Result, error) {
+			return nil, &jsonrpc.Error{Code: -32601, Message: "Method not found"}
+		})
+	}
+	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
+		t.Run("templates/"+version, func(t *testing.T) {
+			t.Parallel()
+			s := listServer("x://a", "x://b")
+			notImplemented(s, "resources/templates/list")
+			r := run(t, connect(t, s, version, nil), nil)
+			assert.Empty(t, rulesIn(r, "list.", "cursor."), "%s", r)
+			assert.True(t, skipped(r, "resources/templates/list: the server does not implement it"), "%q", r.Skipped)
+		})
+		t.Run("resources/"+version, func(t *testing.T) {
+			t.Parallel()
+			s := listServer("x://a")
+			notImplemented(s, "resources/list")
+			r := run(t, connect(t, s, version, nil), nil)
+			if version < "2026-07-28" {
+				assert.Empty(t, rulesIn(r, "list."), "%s", r)
+				assert.True(t, skipped(r, "resources/list: the server does not implement it"), "%q", r.Skipped)
+				return
+			}
+			require.Len(t, findingsOf(r, "list.ends"), 1, "%s", r)
+			assert.Contains(t, findingsOf(r, "list.ends")[0], "resources/list: the first page was answered with an error")
+			f := r.Findings[slices.IndexFunc(r.Findings, func(f audit.Finding) bool { return f.Rule.ID == "list.ends" })]
+			assert.Equal(t, audit.Must, f.Severity)
+			assert.Contains(t, f.Clause.Text, "MUST respond to resources/list requests")
 		})
 	}
 }

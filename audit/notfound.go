@@ -28,13 +28,13 @@ var (
 		clause(beforeListen, Should, secResourcesErrors, "Servers SHOULD return standard JSON-RPC errors for common failure cases: Resource not found"),
 		clause(sinceListen, Must, secResourcesErrors, "Servers MUST NOT return an empty contents array for a non-existent resource."))
 	ruleNotFoundCode = newRule("notfound.code",
-		`the error answering that read has the version's code: -32002 at 2025-11-25; -32602 at 2026-07-28 (where -32002 is error.reserved-code's to report); at 2025-06-18 either, since its page says -32602 and 2026-07-28 says -32002 was the code of "2025-11-25 and earlier"`,
+		`the error answering that read has the version's code: -32002 at 2025-11-25; -32602, and only -32602, at 2026-07-28 (where -32002 is error.reserved-code's to report, and -32603 breaks the MUST); at 2025-06-18 either, since its page says -32602 and 2026-07-28 says clients should accept -32002, "as earlier protocol versions used this code"`,
 		clause(only20250618, Should, secResourcesErrors, "Servers SHOULD return standard JSON-RPC errors for common failure cases: Resource not found: -32602"),
 		clause(only20251125, Should, secResourcesErrors, "Servers SHOULD return standard JSON-RPC errors for common failure cases: Resource not found: -32002"),
-		clause(sinceListen, Should, secResourcesErrors, "Servers SHOULD return standard JSON-RPC errors for common failure cases: Resource not found: -32602 (Invalid Params)"))
+		clause(sinceListen, Must, secResourcesErrors, "If the requested resource does not exist, servers MUST return a JSON-RPC error with code -32602 (Invalid Params)."))
 	ruleNotFoundData = newRule("notfound.data",
 		`the not-found error names the URI in its data, {"uri": ...}: only the example of the page does so; nothing requires it`,
-		clause(everyVersion, Advice, secResourcesErrors+" (the example error)", `"data": {"uri": "file:///nonexistent.txt"}`))
+		clause(everyVersion, Advice, secResourcesErrors+" (the example error)", `"data": { "uri": "file:///nonexistent.txt" }`))
 	ruleReadMalformed = newRule("read.malformed-uri",
 		`reads three strings that are not URIs ("not a uri", "%%%", "x://a b"): a server that validates resource URIs answers each with an error, not contents. One finding for all three`,
 		clause(everyVersion, Must, secResourcesSecurity, "Servers MUST validate all resource URIs"))

@@ -74,6 +74,9 @@ func checkReads(c *checker) error {
 			}
 			continue
 		}
+		if res != nil {
+			c.hints(protocol.MethodRead, r.URI, res.Cacheable)
+		}
 		c.checkContents(r, res)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // A Severity says how strongly the specification asks for a rule.
@@ -104,9 +105,14 @@ type Report struct {
 	Skipped []string `json:"skipped,omitempty"`
 	// Unchecked maps the ID of each rule that was not checked to why
 	// (not a rule of this version, nothing to check it on, an option not
-	// given). A rule neither here nor in Findings was checked, and held.
+	// given, not reached before the audit ended). A rule neither here nor
+	// in Findings was checked, and held.
 	Unchecked map[string]string `json:"unchecked,omitempty"`
 	Findings  []Finding         `json:"findings"`
+	// Took is how long the checks of each rule took: the time of the
+	// step of the audit that made them, which rules checked together
+	// share. A rule not reached took nothing.
+	Took map[string]time.Duration `json:"-"`
 }
 
 // Failed reports whether r holds a violation of a Must rule that is not

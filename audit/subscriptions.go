@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -15,12 +16,10 @@ const (
 	secSubscriptions    = "server/resources, Subscriptions"
 	secListenStream     = "basic/patterns/subscriptions, Opening a Stream"
 	secListChanged      = "server/resources, List Changed Notification"
-	secSchemaCacheable  = "schema, CacheableResult"
 	secSchemaUpdatedMsg = "schema, ResourceUpdatedNotification"
 )
 
-// The rules of subscriptions, notifications and 2026-07-28's caching
-// hints.
+// The rules of subscriptions and notifications.
 var (
 	ruleSubscribeDelivers = newRule("subscribe.delivers",
 		`with a way to change a resource (Options.Change, mcpaudit -change), subscribes to it, changes it, and waits Options.Wait for notifications/resources/updated. The specification describes the delivery, and requires it in no version`,
@@ -33,9 +32,6 @@ var (
 	ruleListChanged = newRule("list.changed",
 		`with a way to change the list (Options.ChangeList, mcpaudit -list-change), and if the server advertises listChanged, changes it and waits Options.Wait for notifications/resources/list_changed (at 2026-07-28 on the subscriptions/listen go-sdk's client opens for it)`,
 		clause(everyVersion, Should, secListChanged, "When the list of available resources changes, servers that declared the listChanged capability SHOULD send a notification"))
-	ruleCacheHints = newRule("cache.hints",
-		`the first page of resources/list and a read of the first listed resource carry caching hints in range: ttlMs not negative, cacheScope "public" or "private" (an empty one is taken as absent: go-sdk's client cannot tell)`,
-		clause(sinceListen, Must, secSchemaCacheable, `ttlMs: number (@minimum 0); cacheScope: "public" | "private"`))
 )
 
 // protocolListen is the first protocol version at which a subscription is
@@ -50,20 +46,17 @@ const listenWait = 500 * time.Millisecond
 
 // Pauses after unsubscribing, for what was in flight to arrive and for the
 // server to hear of it (at protocolListen, the end of a listen is told by
-// a notifications/cancelled sent in the background).
+// closing its stream, in the background; over stdio, by a
+// notifications/cancelled).
 const (
 	settle      = 100 * time.Millisecond
 	settleAgain = 500 * time.Millisecond
 )
 
-// checkSubscriptions checks the caching hints of 2026-07-28; then, if
-// the server advertises subscribe, with Options.Updates and
-// Options.Change, that a subscribed change arrives and an unsubscribed
-// one does not.
+// checkSubscriptions checks, if the server advertises subscribe, with
+// Options.Updates and Options.Change, that a subscribed change arrives
+// and an unsubscribed one does not.
 func checkSubscriptions(c *checker) error {
-	if err := c.checkCacheHints(); err != nil {
-		return err
-	}
 	caps := c.capabilities()
 	if caps == nil {
 		return nil // checkLists has said that nothing was checked
@@ -130,7 +123,11 @@ func (c *checker) checkDelivery(uri string) error {
 		if c.sessionFailed(err) {
 			return err
 		}
-		c.answer(err, protocol.MethodSubscribe, uri)
+		e, _ := c.answer(err, protocol.MethodSubscribe, uri)
+		if e != nil && e.Code == codeMethodNotFound {
+			c.skip(fmt.Sprintf("subscriptions: the server advertises subscribe, and does not implement it: %v", err), ruleSubscribeDelivers, ruleSubscribeSilent)
+			return nil
+		}
 		c.fail(ruleSubscribeDelivers, uri, "a subscription to it failed: %v", err)
 		c.skip("unsubscribed silence: the subscription failed", ruleSubscribeSilent)
 		return nil
@@ -243,50 +240,5 @@ func (c *checker) awaitUpdate(start int, uri string, d time.Duration) bool {
 		case <-c.ctx.Done():
 			return false
 		}
-	}
-}
-
-// checkCacheHints checks, at protocolListen and later, the caching hints
-// of the first page of resources/list and of a read of the first listed
-// resource.
-func (c *checker) checkCacheHints() error {
-	if !c.protocolAtLeast(protocolListen) || c.capabilities() == nil {
-		return nil
-	}
-	list, err := c.cs.ListResources(c.ctx, &mcp.ListResourcesParams{})
-	switch {
-	case c.sessionFailed(err):
-		return err
-	case err != nil:
-		c.answer(err, protocol.MethodListResources, protocol.MethodListResources)
-	case err == nil && list != nil:
-		c.checkCacheable(protocol.MethodListResources, list.Cacheable)
-	}
-	if len(c.resources) == 0 {
-		return nil
-	}
-	uri := c.resources[0].URI
-	read, err := c.cs.ReadResource(c.ctx, &mcp.ReadResourceParams{URI: uri})
-	switch {
-	case c.sessionFailed(err):
-		return err
-	case err != nil:
-		c.answer(err, protocol.MethodRead, uri)
-	case err == nil && read != nil:
-		c.checkCacheable(uri, read.Cacheable)
-	}
-	return nil
-}
-
-// checkCacheable records a caching hint out of range. An empty
-// cacheScope is taken as absent, which means "public".
-func (c *checker) checkCacheable(target string, h mcp.Cacheable) {
-	if h.TTLMs < 0 {
-		c.fail(ruleCacheHints, target, "ttlMs %d", h.TTLMs)
-	}
-	switch h.CacheScope {
-	case "", "public", "private":
-	default:
-		c.fail(ruleCacheHints, target, "cacheScope %q", h.CacheScope)
 	}
 }

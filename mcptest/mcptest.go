@@ -51,6 +51,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/audit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
@@ -310,14 +311,14 @@ func (s *Server) Kill() {
 // subscriptions/listen ended by Unsubscribe) only by closing the
 // request's stream, as that version's transport says: HTTPClient
 // answers the notifications/cancelled go-sdk posts after closing it
-// with 202 Accepted, and does not send it.
+// with 202 Accepted, and does not send it (audit.HTTPTransport).
 func HTTPClient(t testing.TB, token string) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
 	if token == "" {
-		return &http.Client{Transport: cancelByClosing{next: tr}}
+		return &http.Client{Transport: audit.HTTPTransport(tr)}
 	}
-	return &http.Client{Transport: cancelByClosing{next: withHeader{"Authorization", "Bearer " + token, tr}}}
+	return &http.Client{Transport: audit.HTTPTransport(withHeader{"Authorization", "Bearer " + token, tr})}
 }
 
 // WithHeader returns a copy of c (http.DefaultClient if nil) whose every

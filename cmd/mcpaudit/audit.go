@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpres/mcpres/audit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,6 +38,10 @@ func (cfg *config) targets() []target {
 // A result is one audit: a server, by a transport, at a version asked
 // for.
 type result struct {
+	// Server names the server in the reports: -name, or else the name
+	// it gives in initialize, or else (if it gave none, or the audit
+	// could not begin) the target.
+	Server    string `json:"server"`
 	Transport string `json:"transport"`
 	Target    string `json:"target"`
 	// Asked is the version asked for; empty for the newest both sides
@@ -46,6 +52,8 @@ type result struct {
 	Error    string        `json:"error,omitempty"`
 	Report   *audit.Report `json:"report,omitempty"` // nil if the audit could not begin
 	Failed   bool          `json:"failed"`           // it breaks a rule at or above -fail-on
+	// Seconds is how long the audit took, connecting included.
+	Seconds float64 `json:"seconds"`
 
 	err        error
 	serverTail string // the end of a stdio server's stderr, if the audit failed
@@ -66,14 +74,22 @@ func (r *result) name() string {
 // auditOne connects to t, asking for version, and audits it. A stdio
 // server's stderr goes to serverLog, and its end is kept for a failure.
 func auditOne(ctx context.Context, cfg *config, t target, version string, serverLog io.Writer) *result {
-	r := &result{Transport: t.transport, Target: t.name, Asked: version}
+	start := time.Now()
+	r := &result{Server: cmp.Or(cfg.name, t.name), Transport: t.transport, Target: t.name, Asked: version}
+	defer func() { r.Seconds = time.Since(start).Seconds() }()
 	tail := &tailBuffer{max: 4 << 10}
 	var transport mcp.Transport
 	if t.transport == "http" {
-		httpClient := &http.Client{Transport: headerTransport{cfg.headers, http.DefaultTransport}}
+		// audit.HTTPTransport ends a 2026-07-28 request by closing its
+		// stream alone, as that version's transport says.
+		httpClient := &http.Client{Transport: audit.HTTPTransport(headerTransport{cfg.headers, http.DefaultTransport})}
 		transport = &mcp.StreamableClientTransport{Endpoint: cfg.url, HTTPClient: httpClient}
 	} else {
 		cmd := exec.Command(cfg.command[0], cfg.command[1:]...)
+		// Each run of the server starts with a line that names it, so
+		// that the runs a -server-log holds can be told apart.
+		fmt.Fprintf(serverLog, "=== mcpaudit %s: %s, protocol %s: %s\n",
+			start.UTC().Format(time.RFC3339), t.transport, cmp.Or(version, "the newest both sides speak"), t.name)
 		cmd.Stderr = io.MultiWriter(tail, serverLog)
 		transport = &mcp.CommandTransport{Command: cmd}
 	}
@@ -112,6 +128,9 @@ func auditOne(ctx context.Context, cfg *config, t target, version string, server
 	}
 	report, err := audit.Run(ctx, cs, opts)
 	r.Report = report
+	if cfg.name == "" && report != nil && report.Server != "" {
+		r.Server = report.Server
+	}
 	if err != nil {
 		return fail(err)
 	}

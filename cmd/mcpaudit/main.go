@@ -18,9 +18,9 @@
 //
 //	0  no audit found a rule broken at or above the -fail-on level (not waived)
 //	1  an audit did: a finding at or above -fail-on that is not waived
-//	2  an audit could not be made: bad flags, a server that does not start
-//	   or answer, a session that fails, a change (-change, -list-change)
-//	   that fails, the -timeout reached
+//	2  an audit could not be made, or ended early: bad flags, a server that
+//	   does not start or answer, a session that fails, a change (-change,
+//	   -list-change) that fails, the -timeout reached
 //
 // By default (-fail-on must) only MUST violations fail the run; SHOULD
 // and ADVICE findings are printed and exit 0. With -fail-on should SHOULD
@@ -38,8 +38,14 @@
 // every 200 ms until the notification arrives or -wait has passed.
 //
 // The server's stderr (over stdio) is kept out of the report: -server-log
-// writes it to a file, -v copies it to mcpaudit's stderr; otherwise its
-// end is shown only if the audit could not be made.
+// appends it to a file, each run of the server after a line that names
+// it ("=== mcpaudit TIME: stdio, protocol VERSION: COMMAND"), -v copies
+// it to mcpaudit's stderr; otherwise its end is shown only if the audit
+// could not be made.
+//
+// -format json prints one object whose schemaVersion says its shape
+// (docs/auditing.md describes it; report.schema.json is its JSON
+// Schema).
 //
 // Flags:
 //
@@ -54,7 +60,8 @@
 //	-list-change SPEC   how to change the list of resources: tool:NAME {...} or sh:COMMAND
 //	-wait D             how long to wait for a notification after a change (default 5s)
 //	-format F           text (default) or json, on stdout
-//	-junit FILE         also write the results as JUnit XML: a test case per rule, transport and version
+//	-junit FILE         also write the results as JUnit XML: a test case per rule, server, transport and version
+//	-name NAME          name the server NAME in the reports (default: the name it gives in initialize)
 //	-server-log FILE    write the server's stderr to FILE (stdio)
 //	-v                  copy the server's stderr to mcpaudit's stderr
 //	-timeout D          give up after D (default 5m)
@@ -87,6 +94,7 @@ var versions = []string{protocol.Version20250618, protocol.Version20251125, prot
 // A config is what the flags say.
 type config struct {
 	url        string
+	name       string
 	headers    http.Header
 	protocols  []string // "" is the newest both sides speak
 	reads      int
@@ -196,6 +204,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&cfg.url, "url", "", "audit the streamable HTTP server at `URL`")
+	fs.StringVar(&cfg.name, "name", "", "name the server `NAME` in the reports (default: the name it gives in initialize)")
 	fs.Func("header", "send the HTTP header `'Key: value'` with every request (repeatable)", func(s string) error {
 		k, v, ok := strings.Cut(s, ":")
 		if !ok || strings.TrimSpace(k) == "" {

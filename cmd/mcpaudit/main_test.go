@@ -269,6 +269,7 @@ func TestReports(t *testing.T) {
 			Cases []struct {
 				Name      string `xml:"name,attr"`
 				Classname string `xml:"classname,attr"`
+				Time      string `xml:"time,attr"`
 				Failure   *struct {
 					Type string `xml:"type,attr"`
 					Text string `xml:",chardata"`
@@ -283,12 +284,13 @@ func TestReports(t *testing.T) {
 	rules := audit.Rules()
 	assert.Equal(t, 4*len(rules), suites.Tests)
 	require.Len(t, suites.Suites, 4)
-	assert.Equal(t, "http 2025-11-25", suites.Suites[3].Name, "named by the version negotiated")
+	assert.Equal(t, "broken http 2025-11-25", suites.Suites[3].Name, "named by the server and the version negotiated")
 	for _, s := range suites.Suites {
 		require.Len(t, s.Cases, len(rules))
 		for i, c := range s.Cases {
 			assert.Equal(t, rules[i].ID, c.Name)
-			assert.True(t, strings.HasPrefix(c.Classname, "mcpaudit."), c.Classname)
+			assert.True(t, strings.HasPrefix(c.Classname, "mcpaudit.broken."), c.Classname)
+			assert.Regexp(t, `^[0-9]+\.[0-9]{3}$`, c.Time, "%s %s", s.Name, c.Name)
 			switch c.Name {
 			case "list.uri":
 				if assert.NotNil(t, c.Failure, s.Name) {
@@ -296,7 +298,7 @@ func TestReports(t *testing.T) {
 					assert.Contains(t, c.Failure.Text, "not a uri")
 				}
 			case "cache.hints":
-				if s.Name != "stdio 2026-07-28" && assert.NotNil(t, c.Skipped, s.Name) {
+				if s.Name != "broken stdio 2026-07-28" && assert.NotNil(t, c.Skipped, s.Name) {
 					assert.Contains(t, c.Skipped.Message, "not a rule of protocol")
 				}
 			default:

@@ -6,10 +6,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/mcpres/mcpres/audit"
 )
+
+// schemaVersion is the version of the shape of -format json's object
+// (docs/auditing.md, report.schema.json): it changes when a field is
+// removed, renamed or means something else, not when one is added.
+const schemaVersion = 1
 
 // writeReports writes the results to w in cfg.format: text, each report
 // after a line naming the transport and the server, and its warnings; or
@@ -19,10 +26,11 @@ func writeReports(w io.Writer, cfg *config, results []*result, code int) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			FailOn   audit.Severity `json:"failOn"`
-			ExitCode int            `json:"exitCode"`
-			Audits   []*result      `json:"audits"`
-		}{cfg.failOn, code, results})
+			SchemaVersion int            `json:"schemaVersion"`
+			FailOn        audit.Severity `json:"failOn"`
+			ExitCode      int            `json:"exitCode"`
+			Audits        []*result      `json:"audits"`
+		}{schemaVersion, cfg.failOn, code, results})
 	}
 	var b strings.Builder
 	for i, r := range results {
@@ -48,13 +56,15 @@ func writeReports(w io.Writer, cfg *config, results []*result, code int) error {
 
 // JUnit XML, as CI systems read it.
 type (
+	// junitSuites has no skipped attribute: junit-10.xsd gives
+	// testsuites none (each testsuite has one).
 	junitSuites struct {
 		XMLName  xml.Name     `xml:"testsuites"`
 		Name     string       `xml:"name,attr"`
 		Tests    int          `xml:"tests,attr"`
 		Failures int          `xml:"failures,attr"`
 		Errors   int          `xml:"errors,attr"`
-		Skipped  int          `xml:"skipped,attr"`
+		Time     string       `xml:"time,attr"`
 		Suites   []junitSuite `xml:"testsuite"`
 	}
 	junitSuite struct {
@@ -63,6 +73,7 @@ type (
 		Failures   int             `xml:"failures,attr"`
 		Errors     int             `xml:"errors,attr"`
 		Skipped    int             `xml:"skipped,attr"`
+		Time       string          `xml:"time,attr"`
 		Properties []junitProperty `xml:"properties>property,omitempty"`
 		Cases      []junitCase     `xml:"testcase"`
 	}
@@ -73,6 +84,7 @@ type (
 	junitCase struct {
 		Name      string        `xml:"name,attr"`
 		Classname string        `xml:"classname,attr"`
+		Time      string        `xml:"time,attr"`
 		Failure   *junitMessage `xml:"failure,omitempty"`
 		Error     *junitMessage `xml:"error,omitempty"`
 		Skipped   *junitMessage `xml:"skipped,omitempty"`
@@ -86,24 +98,28 @@ type (
 )
 
 // junit returns the results as JUnit XML: a test suite per audit (a
-// transport and a version), a test case per rule. A case fails if the
-// rule has a finding at or above failOn that is not waived, is skipped if
-// the rule was not checked, and passes otherwise; the findings below
-// failOn, and the waived ones, are its system-out. An audit that could
-// not be made is a suite of one case, "audit", in error.
+// server, a transport and a version: "server transport version"), a test
+// case per rule, of class "mcpaudit.server.transport.version". A case
+// fails if the rule has a finding at or above failOn that is not waived,
+// is skipped if the rule was not checked (not reached, when the audit
+// ended early or could not begin), and passes otherwise; the findings
+// below failOn, and the waived ones, are its system-out. Its time is that
+// of the checks that judged it. An audit that could not be made has a
+// case "audit" in error besides.
 func junit(results []*result, failOn audit.Severity) *junitSuites {
 	all := &junitSuites{Name: "mcpaudit"}
+	var total float64
 	for _, r := range results {
 		version := r.Asked
 		if r.Report != nil && r.Report.Protocol != "" {
 			version = r.Report.Protocol
 		}
-		s := junitSuite{Name: strings.TrimSpace(r.Transport + " " + version)}
-		class := "mcpaudit." + r.Transport
+		s := junitSuite{Name: strings.Join(strings.Fields(r.Server+" "+r.Transport+" "+version), " "), Time: seconds(r.Seconds)}
+		class := "mcpaudit." + classPart(r.Server) + "." + r.Transport
 		if version != "" {
 			class += "." + version
 		}
-		s.Properties = append(s.Properties, junitProperty{"target", r.Target})
+		s.Properties = append(s.Properties, junitProperty{"server", r.Server}, junitProperty{"target", r.Target})
 		if r.Asked != "" {
 			s.Properties = append(s.Properties, junitProperty{"asked", r.Asked})
 		}
@@ -114,35 +130,57 @@ func junit(results []*result, failOn audit.Severity) *junitSuites {
 			s.Properties = append(s.Properties, junitProperty{"warning", w})
 		}
 		if r.Error != "" {
-			s.Cases = append(s.Cases, junitCase{Name: "audit", Classname: class, Error: &junitMessage{Message: "the audit could not be made", Text: r.Error}})
+			s.Cases = append(s.Cases, junitCase{Name: "audit", Classname: class, Time: seconds(r.Seconds),
+				Error: &junitMessage{Message: "the audit could not be made", Text: r.Error}})
 			s.Errors++
 		}
-		if r.Report != nil {
+		report := r.Report
+		if report == nil {
+			// Not one rule was reached.
+			report = &audit.Report{Unchecked: map[string]string{}}
 			for _, rule := range audit.Rules() {
-				c := ruleCase(r.Report, rule, failOn)
-				c.Classname = class
-				switch {
-				case c.Failure != nil:
-					s.Failures++
-				case c.Skipped != nil:
-					s.Skipped++
-				}
-				s.Cases = append(s.Cases, c)
+				report.Unchecked[rule.ID] = "not reached: the audit could not begin: " + r.Error
 			}
+		}
+		for _, rule := range audit.Rules() {
+			c := ruleCase(report, rule, failOn)
+			c.Classname = class
+			switch {
+			case c.Failure != nil:
+				s.Failures++
+			case c.Skipped != nil:
+				s.Skipped++
+			}
+			s.Cases = append(s.Cases, c)
 		}
 		s.Tests = len(s.Cases)
 		all.Tests += s.Tests
 		all.Failures += s.Failures
 		all.Errors += s.Errors
-		all.Skipped += s.Skipped
+		total += r.Seconds
 		all.Suites = append(all.Suites, s)
 	}
+	all.Time = seconds(total)
 	return all
+}
+
+// seconds writes a duration in seconds as JUnit's time attribute does.
+func seconds(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
+
+// classPart returns name as one part of a dotted class name: its dots
+// and white space are underscores.
+func classPart(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || unicode.IsSpace(r) {
+			return '_'
+		}
+		return r
+	}, name)
 }
 
 // ruleCase returns the test case of rule in report.
 func ruleCase(report *audit.Report, rule audit.Rule, failOn audit.Severity) junitCase {
-	c := junitCase{Name: rule.ID}
+	c := junitCase{Name: rule.ID, Time: seconds(report.Took[rule.ID].Seconds())}
 	var failing, other []string
 	var worst audit.Severity
 	for _, f := range report.Findings {

@@ -67,6 +67,21 @@ func startEnv(t *testing.T, addr string, env []string, bin string, args ...strin
 	}
 }
 
+// nodeAndNPM returns the paths of node and npm; it skips t if either is
+// missing.
+func nodeAndNPM(t *testing.T) (node, npm string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node here")
+	}
+	npm, err = exec.LookPath("npm")
+	if err != nil {
+		t.Skip("no npm here")
+	}
+	return node, npm
+}
+
 // freeAddr returns a loopback address nothing listens on.
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -182,14 +197,7 @@ func TestServerEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs @modelcontextprotocol/server-everything")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node here")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("no npm here")
-	}
+	node, npm := nodeAndNPM(t)
 	const pkg = "@modelcontextprotocol/server-everything@2026.8.31"
 	dir := t.TempDir()
 	install := exec.Command(npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", dir, pkg)
@@ -224,5 +232,75 @@ func TestServerEverything(t *testing.T) {
 	}, found)
 	for key, s := range skipped {
 		assert.Empty(t, s, "%s: delivery and list changes were checked", key)
+	}
+}
+
+// Resource servers written with the TypeScript SDK (1.32.2, from npm) as
+// its docs write them (testdata/typescript): the high-level McpServer and
+// the low-level Server, each over stdio and streamable HTTP, with
+// subscriptions and list changes made by their tools touch and add. The
+// SDK speaks no 2026-07-28: asked for it, they answer at 2025-11-25.
+func TestTypeScriptSDK(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("installs @modelcontextprotocol/sdk")
+	}
+	node, npm := nodeAndNPM(t)
+	dir := t.TempDir()
+	for _, name := range []string{"package.json", "serve.mjs", "mcpserver.mjs", "lowlevel.mjs"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "typescript", name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+	}
+	install := exec.Command(npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", dir)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Skipf("cannot install the TypeScript SDK here (no registry?): %v\n%s", err, out)
+	}
+	// Both answer a resource not found with -32602, where 2025-11-25 says
+	// -32002 (SHOULD), and at 2025-06-18, whose page says -32602, without
+	// the data of its example (ADVICE, McpServer). McpServer lists
+	// resources and templates without looking at the cursor, so a cursor
+	// it never gave gets the first page, not -32602 (SHOULD), and a string
+	// that is not a URI fails its URL parser, -32603 (ADVICE). The
+	// low-level server pages its resources/list with opaque cursors and
+	// refuses others, but its resources/templates/list, one page, ignores
+	// the cursor as McpServer's does (SHOULD).
+	cursors := "SHOULD cursor.invalid"
+	code := "SHOULD notfound.code"
+	for _, c := range []struct {
+		server string
+		want   map[string][]string // by version asked→negotiated
+	}{
+		{"mcpserver.mjs", map[string][]string{
+			"2025-06-18→2025-06-18": {"ADVICE notfound.data", "ADVICE notfound.malformed-uri", cursors},
+			"2025-11-25→2025-11-25": {"ADVICE notfound.malformed-uri", cursors, code},
+			"2026-07-28→2025-11-25": {"ADVICE notfound.malformed-uri", cursors, code},
+		}},
+		{"lowlevel.mjs", map[string][]string{
+			"2025-06-18→2025-06-18": {cursors},
+			"2025-11-25→2025-11-25": {cursors, code},
+			"2026-07-28→2025-11-25": {cursors, code},
+		}},
+	} {
+		t.Run(c.server, func(t *testing.T) {
+			t.Parallel()
+			server := filepath.Join(dir, c.server)
+			addr := freeAddr(t)
+			_, port, _ := net.SplitHostPort(addr)
+			startEnv(t, addr, nil, node, server, "http", port)
+			exit, found, skipped := audits(t, "-protocol", "all", "-wait", "3s",
+				"-change", `tool:touch {"uri": "{uri}"}`, "-list-change", "tool:add",
+				"-url", "http://"+addr+"/mcp", "--", node, server, "stdio")
+			assert.Equal(t, 0, exit)
+			want := map[string][]string{}
+			for key, rules := range c.want {
+				want["stdio "+key] = rules
+				want["http "+key] = rules
+			}
+			assert.Equal(t, want, found)
+			for key, s := range skipped {
+				assert.Empty(t, s, "%s: delivery and list changes were checked", key)
+			}
+		})
 	}
 }

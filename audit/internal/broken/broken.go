@@ -215,6 +215,20 @@ var Breakers = map[string]func(s *mcp.Server){
 			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"x"}}}, nil
 		})
 	},
+	"cache.present": func(s *mcp.Server) {
+		Forge(s, protocol.MethodRead, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+			if req.GetParams().(*mcp.ReadResourceParams).URI == "test://b" {
+				return noHints{&mcp.ReadResourceResult{}}, nil
+			}
+			return next(ctx, protocol.MethodRead, req)
+		})
+	},
+	"cache.same-scope": func(s *mcp.Server) {
+		first := &mcp.ListResourcesResult{Resources: []*mcp.Resource{res("test://a", "a")}, NextCursor: "k1"}
+		second := &mcp.ListResourcesResult{Resources: []*mcp.Resource{res("test://b", "b")}}
+		first.CacheScope, second.CacheScope = "public", "private"
+		listPages(s, map[string]*mcp.ListResourcesResult{"": first, "k1": second})
+	},
 	"cache.hints": func(s *mcp.Server) {
 		Forge(s, protocol.MethodRead, func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 			r, err := next(ctx, protocol.MethodRead, req)
@@ -250,14 +264,36 @@ func read(contents ...*mcp.ResourceContents) mcp.ResourceHandler {
 }
 
 // Forge makes s answer method with answer instead of its own handler:
-// a way to make a server break a rule go-sdk would not let it break.
+// a way to make a server break a rule go-sdk would not let it break. A
+// list or read result answer gives without a cacheScope gets "public",
+// as go-sdk's server gives the results of its own handlers, so that a
+// forged answer breaks no rule of caching it does not mean to.
 func Forge(s *mcp.Server, method string, answer func(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error)) {
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, m string, req mcp.Request) (mcp.Result, error) {
-			if m == method {
-				return answer(ctx, req, next)
+			if m != method {
+				return next(ctx, m, req)
 			}
-			return next(ctx, m, req)
+			res, err := answer(ctx, req, next)
+			var h *mcp.Cacheable
+			switch r := res.(type) {
+			case *mcp.ListResourcesResult:
+				if r != nil {
+					h = &r.Cacheable
+				}
+			case *mcp.ListResourceTemplatesResult:
+				if r != nil {
+					h = &r.Cacheable
+				}
+			case *mcp.ReadResourceResult:
+				if r != nil {
+					h = &r.Cacheable
+				}
+			}
+			if h != nil && h.CacheScope == "" {
+				h.CacheScope = "public"
+			}
+			return res, err
 		}
 	})
 }
@@ -341,6 +377,15 @@ type badBlob struct{ *mcp.ReadResourceResult }
 // MarshalJSON writes the result with a blob that is not base64.
 func (badBlob) MarshalJSON() ([]byte, error) {
 	return []byte(`{"contents": [{"uri": "test://b", "mimeType": "application/octet-stream", "blob": "not base64!"}]}`), nil
+}
+
+// noHints is a read result of test://b without caching hints, which
+// go-sdk's server would never send.
+type noHints struct{ *mcp.ReadResourceResult }
+
+// MarshalJSON writes the result without ttlMs and cacheScope.
+func (noHints) MarshalJSON() ([]byte, error) {
+	return []byte(`{"contents": [{"uri": "test://b", "mimeType": "text/plain", "text": "world"}]}`), nil
 }
 
 func completeAs(s *mcp.Server, values []string, total int, hasMore bool) {
