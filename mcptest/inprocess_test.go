@@ -73,14 +73,22 @@ func TestConnectOptions(t *testing.T) {
 					}
 				},
 			})
-			uri := fmt.Sprintf("file:///new%d.txt", i)
-			server.AddResource(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-				return nil, mcp.ResourceNotFoundError(uri)
-			})
-			select {
-			case <-changed:
-			case <-time.After(10 * time.Second):
-				t.Fatal("no notifications/resources/list_changed")
+			// A 2026-07-28 client listens for list_changed in the
+			// background, and Connect does not wait for the listen: add
+			// resources until one is heard of.
+			deadline := time.After(10 * time.Second)
+			for n := 0; ; n++ {
+				uri := fmt.Sprintf("file:///new%d-%d.txt", i, n)
+				server.AddResource(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return nil, mcp.ResourceNotFoundError(uri)
+				})
+				select {
+				case <-changed:
+					return
+				case <-time.After(50 * time.Millisecond): // real clock: a retry's pace, not a bound on anything
+				case <-deadline:
+					t.Fatal("no notifications/resources/list_changed")
+				}
 			}
 		})
 	}
