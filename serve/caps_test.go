@@ -138,7 +138,7 @@ func TestListensPerCaller(t *testing.T) {
 		for range 3 {
 			_, err = f.listen(t, "mallory", "caps://r/2")
 			jerr := rpcError(t, err)
-			assert.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code)
+			assert.EqualValues(t, resource.CodeRateLimited, jerr.Code)
 			assert.Contains(t, jerr.Message, "holds 2 subscriptions/listen streams open")
 		}
 		_, err = f.listen(t, "alice", "caps://r/2")
@@ -152,9 +152,9 @@ func TestListensPerCaller(t *testing.T) {
 	})
 }
 
-// The answer to a listen over the cap is a JSON-RPC response to the
-// request, with its id, in a 200 answer, as a server refuses a listen it
-// will not open.
+// The answer to a listen over the cap is 429, as for a session, with
+// Retry-After and a JSON-RPC response to the request, with its id, so
+// that the client can tell which listen was refused.
 func TestListenRefusalAnswer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newCapsFixture(t, serve.Options{MaxListensPerCaller: 1})
@@ -172,7 +172,8 @@ func TestListenRefusalAnswer(t *testing.T) {
 		resp, err := f.client("mallory").Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()
-		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+		assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 		data, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
@@ -184,7 +185,7 @@ func TestListenRefusalAnswer(t *testing.T) {
 		require.NotNil(t, res.Error, "%s", data)
 		var jerr *jsonrpc.Error
 		require.ErrorAs(t, res.Error, &jerr)
-		assert.EqualValues(t, jsonrpc.CodeInvalidParams, jerr.Code)
+		assert.EqualValues(t, resource.CodeRateLimited, jerr.Code)
 	})
 }
 

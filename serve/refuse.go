@@ -65,14 +65,20 @@ func refuseTooLarge(w http.ResponseWriter, limit int64) {
 
 // refuseCapped answers a request refused for a cap that may free up, with
 // status, Retry-After, and resource.CodeRateLimited with data
-// {"method": …, "retryAfterMs": …}, as the registry's rate limits do.
+// {"method": …, "retryAfterMs": …}, as the registry's rate limits do,
+// without an id.
 func refuseCapped(w http.ResponseWriter, status int, method, message string, wait time.Duration) {
+	refuseCappedID(w, status, jsonrpc.ID{}, method, message, wait)
+}
+
+// refuseCappedID is refuseCapped, answering the request id.
+func refuseCappedID(w http.ResponseWriter, status int, id jsonrpc.ID, method, message string, wait time.Duration) {
 	data, _ := json.Marshal(struct {
 		Method       string `json:"method"`
 		RetryAfterMs int64  `json:"retryAfterMs"`
 	}{method, wait.Milliseconds()})
 	w.Header().Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
-	refuse(w, status, jsonrpc.ID{}, resource.CodeRateLimited, message, data)
+	refuse(w, status, id, resource.CodeRateLimited, message, data)
 }
 
 // A refusals logs the refusals of an edge to its logger.

@@ -22,8 +22,6 @@ import (
 
 	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/internal/reqmeta"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // A streamGate counts the open streams, by caller.
@@ -65,8 +63,9 @@ func isListen(req *http.Request) bool {
 
 // serve serves req, a stream of caller (a listen, or a session's GET
 // stream), with next, under the caps. A listen over the caller's cap is
-// refused with -32602 and the request's id, as a server refuses a listen
-// it will not open; a stream over the total, with 503.
+// refused with 429, as a session over the caller's cap is, and the
+// request's id, so that the client can tell which listen; a stream over
+// the total, with 503.
 func (g *streamGate) serve(w http.ResponseWriter, req *http.Request, next http.Handler, caller string, listen bool, log *refusals) {
 	ctx, cancel := context.WithCancel(req.Context())
 	defer cancel()
@@ -80,8 +79,8 @@ func (g *streamGate) serve(w http.ResponseWriter, req *http.Request, next http.H
 	case overListens:
 		log.capped(ctx, "listen streams per caller", caller, g.maxListensPerCaller)
 		body, _ := io.ReadAll(req.Body) // the edge read it already
-		refuse(w, http.StatusOK, reqmeta.ID(body), jsonrpc.CodeInvalidParams,
-			"cannot listen: this caller holds "+strconv.Itoa(g.maxListensPerCaller)+" subscriptions/listen streams open, the most it may; close one first", nil)
+		refuseCappedID(w, http.StatusTooManyRequests, reqmeta.ID(body), protocol.MethodListen,
+			"Too many listen streams: this caller holds "+strconv.Itoa(g.maxListensPerCaller)+" subscriptions/listen streams open, the most it may; close one first", time.Second)
 		return
 	case overTotal:
 		log.capped(ctx, "streams in all", caller, g.max)

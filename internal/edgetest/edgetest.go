@@ -490,8 +490,8 @@ func testListenCaps(t *testing.T, f *fixture) {
 	require.NoError(t, err)
 	_, err = listen("mallory")
 	var rpcErr *jsonrpc.Error
-	require.ErrorAs(t, err, &rpcErr)
-	assert.EqualValues(t, jsonrpc.CodeInvalidParams, rpcErr.Code)
+	require.ErrorAs(t, err, &rpcErr, "a listen over the caller's cap")
+	assert.EqualValues(t, resource.CodeRateLimited, rpcErr.Code)
 	other, err := listen("alice")
 	require.NoError(t, err)
 	other.Close()
