@@ -40,39 +40,53 @@
 // Each run reports:
 //
 //   - p50-ms, p99-ms, max-ms: from a change to its arrival, over every
-//     (change, watcher) pair that a notification covered. A stream's
-//     k-th notification of a URI covers the URI's k-th change when as
-//     many arrived as were made; else each covers the changes made
-//     before it arrived not yet covered (see match), so that a change
-//     mcpres's window merged into a later notification counts from its
-//     own time.
+//     (change, watcher) pair that a notification covered (see match). A
+//     stream's k-th notification of a URI covers the URI's k-th change
+//     when as many arrived as were made: exact for a server that sends
+//     each change, in order. Otherwise each notification covers the
+//     changes not yet covered that were made before it arrived, and a
+//     change merged into a later notification counts from its own time.
+//     That is a lower bound when a notification takes longer than the
+//     time between two changes of its URI (1 s in the listen rows, 50 ms
+//     in the hot ones): it may have left before a change it is taken to
+//     cover.
 //   - expected: (change, watcher) pairs, the notifications if each change
 //     went out alone; received: the notifications that arrived; lost:
-//     pairs for which nothing arrived at or after the change; merged:
-//     pairs covered by a notification that covered an earlier change
-//     too. A URI's first change after a quiet window goes out at once;
-//     mcpres merges those within its 100 ms window. With R ≤ M, a URI
-//     changes at most once a second, so nothing should be merged
-//     outside the hot rows, and received should equal expected.
-//   - extra, wrong-id, ended: notifications with no change to cover,
-//     2026-07-28 notifications with another listen's subscription ID, and
-//     streams that ended before the client hung up; each should be 0.
+//     pairs for which nothing arrived at or after the change, the one
+//     loss that counts for a server that merges changes; merged: pairs
+//     covered by a notification that covered an earlier change too.
+//     mcpres sends a URI's first change after a quiet window at once and
+//     merges those within its 100 ms window, and, for a stream behind,
+//     those still waiting. With R ≤ M a URI changes at most once a
+//     second, so that outside the hot rows received should equal
+//     expected; in the hot rows (20 changes a second) mcpres should
+//     merge about half.
+//   - extra: notifications with no change left to cover: in the hot
+//     rows, two of them arriving within the 50 ms between two changes
+//     (the first was late); elsewhere it should be 0, as should wrong-id
+//     (2026-07-28 notifications with another listen's subscription ID)
+//     and ended (streams that ended before the client hung up).
 //   - cpu-s/1k: the server process's CPU seconds (user and system, from
 //     getrusage) from the driver's start until the last arrival plus the
 //     second of quiet, per 1,000 notifications received.
 //   - goroutines/stream, heap-KB/stream, rss-KB/stream: the server's at
 //     rest with S streams open, minus its own before them, over S.
 //
-// The default set runs in a few minutes on two cores:
+// The default set runs in about three minutes on two cores. -count
+// repeats each sub-benchmark in turn, so rounds interleave the servers
+// better:
 //
-//	go test -run '^$' -bench Fanout -benchtime 1x -count 5 ./fanout/
+//	for i in 1 2 3 4 5; do go test -run '^$' -bench Fanout -benchtime 1x ./fanout/; done | tee fanout.txt
+//	benchstat -col /server fanout.txt
 //
-// MCPRES_FANOUT_FULL=1 adds the big rows (S=5,000 and 10,000 at
-// 50,000 notifications a second, 2025-11-25 sessions at S=5,000, a hot
-// URI with 5,000 watchers), a few minutes more per round.
+// MCPRES_FANOUT_FULL=1 adds the big rows (S=5,000 at 50,000
+// notifications a second, S=10,000 at R=100, 2025-11-25 sessions at
+// S=5,000, a hot URI with 5,000 watchers), about five minutes more per
+// round. -bench matches each level of a sub-benchmark's name apart:
+// -bench 'Fanout/listen/S=5000/R=1000' runs one row.
 // MCPRES_FANOUT_CPUPROFILE=file writes the server's CPU profile over the
-// measured interval (run one sub-benchmark with it: each run overwrites
-// the file).
+// measured interval; each run overwrites it, so give it one
+// sub-benchmark.
 package fanout
 
 import (
