@@ -81,7 +81,7 @@
 //
 // MCPRES_FANOUT_FULL=1 adds the big rows (S=5,000 at 50,000
 // notifications a second, S=10,000 at R=100, 2025-11-25 sessions at
-// S=5,000, a hot URI with 5,000 watchers), about five minutes more per
+// S=5,000, a hot URI with 5,000 watchers), about seven minutes more per
 // round. -bench matches each level of a sub-benchmark's name apart:
 // -bench 'Fanout/listen/S=5000/R=1000' runs one row.
 // MCPRES_FANOUT_CPUPROFILE=file writes the server's CPU profile over the

@@ -158,14 +158,14 @@ func runServer(kind string, m int) error {
 		rate, _ := strconv.Atoi(q.Get("rate"))
 		n, _ := strconv.Atoi(q.Get("n"))
 		hot := q.Get("hot") == "true"
+		ch := make(chan []change, 1)
+		mu.Lock()
 		if path := os.Getenv(profileEnv); path != "" {
 			f, err := os.Create(path)
 			if err == nil && pprof.StartCPUProfile(f) == nil {
 				profile = f
 			}
 		}
-		ch := make(chan []change, 1)
-		mu.Lock()
 		done = ch
 		mu.Unlock()
 		go func() { ch <- drive(changed, m, rate, n, hot) }()
@@ -177,6 +177,8 @@ func runServer(kind string, m int) error {
 		json.NewEncoder(w).Encode(<-ch)
 	})
 	mux.HandleFunc("/end", func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
 		if profile != nil {
 			pprof.StopCPUProfile()
 			profile.Close()
