@@ -58,9 +58,9 @@
 //     mcpres sends a URI's first change after a quiet window at once and
 //     merges those within its 100 ms window, and, for a stream behind,
 //     those still waiting. With R ≤ M a URI changes at most once a
-//     second, so that outside the hot rows received should equal
-//     expected; in the hot rows (20 changes a second) mcpres should
-//     merge about half.
+//     second, so that outside the hot rows received equals expected
+//     unless streams fall behind; in the hot rows (20 changes a second)
+//     mcpres merges half, and more for streams behind.
 //   - extra: notifications with no change left to cover: in the hot
 //     rows, two of them arriving within the 50 ms between two changes
 //     (the first was late); elsewhere it should be 0, as should wrong-id
