@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# installcheck.sh vX.Y.Z: proves, without publishing anything, that every
+# installcheck.sh [-tidy] vX.Y.Z: proves, without publishing anything, that every
 # module of the repository can be fetched at vX.Y.Z and used as a user
 # will, from a module proxy made of the repository's tags and, for a module
 # not yet tagged vX.Y.Z, of HEAD as if it were (scripts/localproxy.sh).
@@ -18,24 +18,27 @@
 #     gives runs as written; the mcpaudit it installs audits the README's
 #     server, as docs/auditing.md's CI job does.
 #
-# The module cache is a fresh one, so that a would-be version never enters
+# With -tidy, only the first. The module cache is a fresh one, so that a would-be version never enters
 # the machine's own; modules from elsewhere come from that cache's
 # downloads, or else from proxy.golang.org.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
-version=${1:?usage: scripts/installcheck.sh vX.Y.Z}
+tidy_only=
+if [ "${1:-}" = -tidy ]; then tidy_only=1; shift; fi
+version=${1:?usage: scripts/installcheck.sh [-tidy] vX.Y.Z}
 
 work=$(mktemp -d)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 bash scripts/localproxy.sh -version "$version" "$work/proxy"
 
+# The nested modules, as go.work lists them.
+nested=$(go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
+
 export GOPROXY="file://$work/proxy,file://$(go env GOMODCACHE)/cache/download,https://proxy.golang.org"
 export GOMODCACHE=$work/modcache
 export GOWORK=off GOFLAGS=-mod=mod GONOSUMDB='github.com/mcpres/*' GOBIN=$work/bin
 
-# The nested modules, as go.work lists them.
-nested=$(go work edit -json | sed -n 's/.*"DiskPath": "\.\/\(.*\)".*/\1/p')
 
 echo "-- tidy outside the workspace, through the local proxy"
 core_tagged=$(git tag --list "$version")
@@ -53,6 +56,8 @@ for m in $nested; do
   fi
   echo "$m: tidy but for the go.sum lines of $version, not tagged yet"
 done
+
+[ -z "$tidy_only" ] || exit 0
 
 echo "-- go get every library module at $version in an empty module"
 consumer=$work/consumer
