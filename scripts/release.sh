@@ -140,7 +140,7 @@ mv CHANGELOG.md.new CHANGELOG.md
 for d in "${dirs[@]}"; do
   [ "$d" != . ] || continue
   for p in $(cd "$d" && go mod edit -json | sed -n 's/.*"Path": "\(github\.com\/mcpres\/mcpres[^"]*\)".*/\1/p' | sort -u); do
-    [ "$p" != "$(cd "$d" && go list -m)" ] || continue
+    [ "$p" != "$(awk '$1 == "module" { gsub(/"/, "", $2); print $2 }' "$d/go.mod")" ] || continue
     (cd "$d" && go mod edit -require="$p@$version")
   done
 done
@@ -151,7 +151,7 @@ for old in $(go work edit -print | grep -oE 'github\.com/mcpres/mcpres[^ ]* v[^ 
 done
 required=$(cat */go.mod */*/go.mod 2>/dev/null | awk '$1 ~ /^github\.com\/mcpres\/mcpres/ && $2 ~ /^v/ { print $1 }' | sort -u)
 for d in "${dirs[@]}"; do
-  p=$(cd "$d" && go list -m)
+  p=$(awk '$1 == "module" { gsub(/"/, "", $2); print $2 }' "$d/go.mod")
   if printf '%s\n' "$required" | grep -qx "$p"; then go work edit -replace="$p@$version=./${d#.}"; fi
 done
 git commit --quiet -am "release $version: CHANGELOG.md dated; the nested modules require $version"
