@@ -158,16 +158,18 @@ git commit --quiet -am "release $version: CHANGELOG.md dated; the nested modules
 
 # The nested go.sum files: a module's lines hash the zips of those it
 # requires, which hold their own go.sum files, so the lines settle from
-# the core outwards, a round for each level; a fresh module cache and
-# proxy each round, so that no zip of an earlier round is hashed. A
-# would-be version never enters the machine's module cache.
+# the core outwards, a round for each level; a fresh proxy each round,
+# and a module cache rid of the last round's modules of mcpres, so that no
+# zip of an earlier round is hashed. A would-be version never enters the
+# machine's module cache.
 proxy=$(mktemp -d)
 freshcache=$(mktemp -d)
 trap 'chmod -R u+w "$freshcache" 2>/dev/null; rm -rf "$proxy" "$freshcache"' EXIT
 export GOPROXY="file://$proxy,file://$modcache/cache/download,https://proxy.golang.org"
 export GOMODCACHE=$freshcache GONOSUMDB='github.com/mcpres/*'
 for round in 1 2 3 4 5; do
-  chmod -R u+w "$freshcache"; rm -rf "$proxy" "$freshcache"; mkdir -p "$proxy" "$freshcache"
+  chmod -R u+w "$freshcache"
+  rm -rf "$proxy" "$freshcache/github.com/mcpres" "$freshcache/cache/download/github.com/mcpres"
   bash scripts/localproxy.sh -version "$version" "$proxy"
   for d in "${dirs[@]}"; do
     [ "$d" != . ] || continue
