@@ -77,8 +77,11 @@
 //     client either way. Of the official conformance suite's resource
 //     scenarios (scripts/conformance.sh mcp-go), this fails only
 //     sep-2164-resource-not-found at 2026-07-28, whose check
-//     sep-2164-data-uri warns that data.uri is missing (a SHOULD): the
-//     script does not run it on mcp-go. The change: let a handler or a
+//     sep-2164-data-uri warns that data.uri is missing: the script does
+//     not run it on mcp-go. No version of the specification requires
+//     data.uri; its pages show it only in their example error, and the
+//     audit reports its absence as ADVICE (notfound.data,
+//     docs/auditing.md). The change: let a handler or a
 //     before hook return an error that carries its JSON-RPC code, message
 //     and data (say, handlerError and the list, subscribe and complete
 //     handlers sending an error that implements
