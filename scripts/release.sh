@@ -9,7 +9,8 @@
 #     changed since the last release named in that section; before v1, a
 #     patch release changes no line of it.
 #  2. The release commit: CHANGELOG.md's "## Unreleased" becomes
-#     "## vX.Y.Z (date)" under a new empty one; every nested module
+#     "## vX.Y.Z (date)" under a new empty one; the docs' commands that
+#     fetch a module at a version name vX.Y.Z; every nested module
 #     requires the others at vX.Y.Z, and go.work maps vX.Y.Z to their
 #     directories; the nested go.sum files get the lines of vX.Y.Z, hashed
 #     from this very commit through a local proxy (scripts/localproxy.sh).
@@ -55,7 +56,7 @@ last=$(git tag --list 'v*' | grep -E '^v[0-9]+\.[0-9]+\.[0-9]+$' | sort -V | tai
 # since the last release.
 changed_api() {
   [ -n "$last" ] || return 0
-  diff <(git show "$last:api/mcpres.txt" 2>/dev/null) api/mcpres.txt | sed -n 's/^< /- /p; s/^> /+ /p'
+  { diff <(git show "$last:api/mcpres.txt" 2>/dev/null) api/mcpres.txt || true; } | sed -n 's/^< /- /p; s/^> /+ /p'
 }
 
 explicit=$version
@@ -154,7 +155,11 @@ for d in "${dirs[@]}"; do
   p=$(awk '$1 == "module" { gsub(/"/, "", $2); print $2 }' "$d/go.mod")
   if printf '%s\n' "$required" | grep -qx "$p"; then go work edit -replace="$p@$version=./${d#.}"; fi
 done
-git commit --quiet -am "release $version: CHANGELOG.md dated; the nested modules require $version"
+# The docs' published commands name the new version.
+for f in $(git ls-files '*.md' | grep -v '^CHANGELOG.md$'); do
+  sed -i -E "s#(github\.com/mcpres/mcpres[^ @\`]*)@v[0-9]+\.[0-9]+\.[0-9]+#\1@$version#g" "$f"
+done
+git commit --quiet -am "release $version: CHANGELOG.md dated; the nested modules, and the docs' go get commands, name $version"
 
 # The nested go.sum files: a module's lines hash the zips of those it
 # requires, which hold their own go.sum files, so the lines settle from
