@@ -6,6 +6,14 @@
 //	s := server.NewMCPServer("name", "v1.0.0", mcpgo.WithRegistry(reg))
 //	server.ServeStdio(s) // or server.NewStreamableHTTPServer(s)
 //
+// It is a module of its own, at the core's version, so that the core
+// does not depend on mcp-go:
+//
+//	go get github.com/mcpres/mcpres/mcpgo@v0.1.0
+//
+// Before v0.1.0 is published, the README's set-up gives the replace
+// directives that use it from a checkout.
+//
 // On such a server the registry answers resources/list and
 // resources/templates/list with its keyset pages and encrypted cursors,
 // its providers and template instance lists, filtered by the Authorizer;
