@@ -155,8 +155,8 @@ for d in "${dirs[@]}"; do
   p=$(awk '$1 == "module" { gsub(/"/, "", $2); print $2 }' "$d/go.mod")
   if printf '%s\n' "$required" | grep -qx "$p"; then go work edit -replace="$p@$version=./${d#.}"; fi
 done
-# The docs' published commands name the new version.
-for f in $(git ls-files '*.md' | grep -v '^CHANGELOG.md$'); do
+# The published commands of the docs and package docs name the new version.
+for f in $(git ls-files '*.md' 'doc.go' '*/doc.go' | grep -v '^CHANGELOG.md$'); do
   sed -i -E "s#(github\.com/mcpres/mcpres[^ @\`]*)@v[0-9]+\.[0-9]+\.[0-9]+#\1@$version#g" "$f"
 done
 git commit --quiet -am "release $version: CHANGELOG.md dated; the nested modules, and the docs' go get commands, name $version"
