@@ -195,7 +195,18 @@ for d in "${dirs[@]}"; do
   if [ "$d" = . ]; then prefix=; else prefix=$d/; fi
   base=$(git tag --list "${prefix}v*" | sed "s#^$prefix##" | grep -E '^v[0-9]+\.[0-9]+\.[0-9]+$' | sort -V | tail -1 || true)
   echo "-- ${d}: gorelease -base=${base:-none} -version=$version"
-  (cd "$d" && GOWORK=off GOFLAGS=-mod=mod "$tools/gorelease" -base="${base:-none}" -version="$version")
+  # gorelease refuses a version the proxy already has: this module's
+  # would-be version is left out of a copy of the proxy (the others'
+  # stay, for its requires) and of the module cache.
+  p=$(awk '$1 == "module" { gsub(/"/, "", $2); print $2 }' "$d/go.mod")
+  gp=$(mktemp -d)
+  cp -r "$proxy/." "$gp/"
+  rm -f "$gp/$p/@v/$version".*
+  sed -i "/^$version\$/d" "$gp/$p/@v/list"
+  chmod -R u+w "$freshcache"
+  rm -rf "$freshcache/cache/download/$p/@v/$version".* "$freshcache/$p@$version"
+  (cd "$d" && GOPROXY="file://$gp,file://$modcache/cache/download,https://proxy.golang.org" GOWORK=off GOFLAGS=-mod=mod "$tools/gorelease" -base="${base:-none}" -version="$version")
+  rm -rf "$gp"
 done
 rm -rf "$tools"
 
