@@ -3,9 +3,9 @@ module github.com/mcpres/mcpres/bench
 go 1.26.0
 
 require (
-	github.com/mcpres/mcpres v0.0.0
-	github.com/mcpres/mcpres/natsbus v0.0.0
-	github.com/mcpres/mcpres/pgbus v0.0.0
+	github.com/mcpres/mcpres v0.1.0
+	github.com/mcpres/mcpres/natsbus v0.1.0
+	github.com/mcpres/mcpres/pgbus v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 )
@@ -34,10 +34,4 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
-)
-
-replace (
-	github.com/mcpres/mcpres => ../
-	github.com/mcpres/mcpres/natsbus => ../natsbus
-	github.com/mcpres/mcpres/pgbus => ../pgbus
 )

@@ -6,6 +6,14 @@
 //	s := server.NewMCPServer("name", "v1.0.0", mcpgo.WithRegistry(reg))
 //	server.ServeStdio(s) // or server.NewStreamableHTTPServer(s)
 //
+// It is a module of its own, at the core's version, so that the core
+// does not depend on mcp-go:
+//
+//	go get github.com/mcpres/mcpres/mcpgo@v0.1.0
+//
+// Before v0.1.0 is published, the README's set-up gives the replace
+// directives that use it from a checkout.
+//
 // On such a server the registry answers resources/list and
 // resources/templates/list with its keyset pages and encrypted cursors,
 // its providers and template instance lists, filtered by the Authorizer;
@@ -77,8 +85,11 @@
 //     client either way. Of the official conformance suite's resource
 //     scenarios (scripts/conformance.sh mcp-go), this fails only
 //     sep-2164-resource-not-found at 2026-07-28, whose check
-//     sep-2164-data-uri warns that data.uri is missing (a SHOULD): the
-//     script does not run it on mcp-go. The change: let a handler or a
+//     sep-2164-data-uri warns that data.uri is missing: the script does
+//     not run it on mcp-go. No version of the specification requires
+//     data.uri; its pages show it only in their example error, and the
+//     audit reports its absence as ADVICE (notfound.data,
+//     docs/auditing.md). The change: let a handler or a
 //     before hook return an error that carries its JSON-RPC code, message
 //     and data (say, handlerError and the list, subscribe and complete
 //     handlers sending an error that implements

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/mark3labs/mcp-go v1.2.1
-	github.com/mcpres/mcpres v0.0.0
+	github.com/mcpres/mcpres v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/stretchr/testify v1.12.1
 	github.com/yosida95/uritemplate/v3 v3.0.2
@@ -24,5 +24,3 @@ require (
 	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
-
-replace github.com/mcpres/mcpres => ../

@@ -3,7 +3,7 @@ module github.com/mcpres/mcpres/mcpotel
 go 1.26.0
 
 require (
-	github.com/mcpres/mcpres v0.0.0
+	github.com/mcpres/mcpres v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
@@ -30,5 +30,3 @@ require (
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
-
-replace github.com/mcpres/mcpres => ../

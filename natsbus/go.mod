@@ -3,7 +3,7 @@ module github.com/mcpres/mcpres/natsbus
 go 1.26.0
 
 require (
-	github.com/mcpres/mcpres v0.0.0
+	github.com/mcpres/mcpres v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
@@ -29,5 +29,3 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 )
-
-replace github.com/mcpres/mcpres => ../

@@ -3,7 +3,7 @@ module github.com/mcpres/mcpres/examples/knowledge
 go 1.25.0
 
 require (
-	github.com/mcpres/mcpres v0.0.0
+	github.com/mcpres/mcpres v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/time v0.15.0
@@ -28,5 +28,3 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
-
-replace github.com/mcpres/mcpres => ../..

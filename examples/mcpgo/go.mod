@@ -4,8 +4,8 @@ go 1.26.0
 
 require (
 	github.com/mark3labs/mcp-go v1.2.1
-	github.com/mcpres/mcpres v0.0.0
-	github.com/mcpres/mcpres/mcpgo v0.0.0
+	github.com/mcpres/mcpres v0.1.0
+	github.com/mcpres/mcpres/mcpgo v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
 
@@ -24,9 +24,4 @@ require (
 	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
-)
-
-replace (
-	github.com/mcpres/mcpres => ../../
-	github.com/mcpres/mcpres/mcpgo => ../../mcpgo
 )

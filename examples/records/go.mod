@@ -4,10 +4,10 @@ go 1.26.0
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/mcpres/mcpres v0.0.0
-	github.com/mcpres/mcpres/mcpotel v0.0.0
-	github.com/mcpres/mcpres/natsbus v0.0.0
-	github.com/mcpres/mcpres/pgbus v0.0.0
+	github.com/mcpres/mcpres v0.1.0
+	github.com/mcpres/mcpres/mcpotel v0.1.0
+	github.com/mcpres/mcpres/natsbus v0.1.0
+	github.com/mcpres/mcpres/pgbus v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/stretchr/testify v1.12.1
@@ -69,11 +69,3 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
-
-replace github.com/mcpres/mcpres => ../..
-
-replace github.com/mcpres/mcpres/natsbus => ../../natsbus
-
-replace github.com/mcpres/mcpres/pgbus => ../../pgbus
-
-replace github.com/mcpres/mcpres/mcpotel => ../../mcpotel

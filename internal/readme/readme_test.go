@@ -11,6 +11,7 @@ package readme
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -18,11 +19,13 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/mcpres/mcpres/mcptest"
@@ -405,4 +408,318 @@ func TestReadmeTestCommandIsCI(t *testing.T) {
 		}
 	}
 	t.Errorf("README.md has no sh snippet with the line CI runs:\n%s", want)
+}
+
+// exampleFunc matches the declaration of an Example function.
+var exampleFunc = regexp.MustCompile(`(?m)^func (Example\w*)\(\)`)
+
+// exampleEntry matches a line of docs/examples.md's index: a link to a
+// test file, then its Examples.
+var exampleEntry = regexp.MustCompile("^- \\[`([^`]+)`\\]\\(\\.\\./([^)]+)\\): (.*)$")
+
+// docs/examples.md lists every Example function of the repository, by
+// file, and no other: go doc does not show them, so the page is where a
+// reader finds them before pkg.go.dev does.
+func TestExamplesPageListsEvery(t *testing.T) {
+	want := map[string][]string{} // file -> its Examples, in order
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		for _, m := range exampleFunc.FindAllStringSubmatch(string(src), -1) {
+			want[filepath.ToSlash(rel)] = append(want[filepath.ToSlash(rel)], m[1])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "docs", "examples.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, line := range strings.Split(string(src), "\n") {
+		m := exampleEntry.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if m[1] != m[2] {
+			t.Errorf("docs/examples.md: %s links to %s", m[1], m[2])
+		}
+		for _, name := range strings.Split(m[3], ", ") {
+			got[m[2]] = append(got[m[2]], strings.Trim(name, "`"))
+		}
+	}
+	for file, names := range want {
+		if g := got[file]; !slices.Equal(g, names) {
+			t.Errorf("docs/examples.md lists for %s:\n\t%v\nwant, as the file declares them:\n\t%v", file, g, names)
+		}
+	}
+	for file := range got {
+		if _, ok := want[file]; !ok {
+			t.Errorf("docs/examples.md lists %s, which declares no Example", file)
+		}
+	}
+}
+
+// inspector is the Inspector's npm package, as a command names it.
+const inspector = "npx @modelcontextprotocol/inspector"
+
+// inspectorUnpinned are the pages whose Inspector commands do not name a
+// version yet; their owners pin them as the others are.
+var inspectorUnpinned = []string{
+	"examples/filesystem/README.md",
+	"examples/knowledge/README.md",
+	"examples/logs/README.md",
+	"examples/records/README.md",
+}
+
+// Every Inspector command pins major version 2, the one the README's
+// Node requirement is for: without it, npm on an older Node quietly picks
+// an old Inspector that cannot do what the pages show.
+func TestInspectorPinned(t *testing.T) {
+	n := 0
+	for _, s := range snippets(t) {
+		if slices.Contains(inspectorUnpinned, filepath.ToSlash(s.file)) {
+			continue
+		}
+		for _, line := range strings.Split(s.text, "\n") {
+			if !strings.Contains(line, inspector) {
+				continue
+			}
+			n++
+			if !strings.Contains(line, inspector+"@2 ") {
+				t.Errorf("%s:%d: %q does not pin the Inspector: %s@2", s.file, s.line, line, inspector)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no Inspector command found")
+	}
+}
+
+// A goCommand is one go command of a shell snippet, run from the root of
+// a checkout.
+type goCommand struct {
+	where string   // page:line
+	line  string   // as written
+	sub   string   // install, build or run
+	args  []string // after the subcommand
+}
+
+// shellWord matches what makes a line more than a plain command: shell
+// syntax, a placeholder or an ellipsis, a second command.
+var shellWord = regexp.MustCompile(`[$|<>;"'&…]|\b[A-Z]{2,}\b| -- `)
+
+// goCommands returns the go install, go build and go run commands of
+// every shell snippet that name packages of the checkout, each with the
+// arguments up to a comment.
+func goCommands(t *testing.T) []goCommand {
+	var out []goCommand
+	for _, s := range snippets(t) {
+		if s.lang != "sh" && s.lang != "bash" && s.lang != "" {
+			continue
+		}
+		for i, line := range strings.Split(s.text, "\n") {
+			line, _, _ = strings.Cut(line, " #")
+			line = strings.TrimSpace(line)
+			fields := strings.Fields(line)
+			if len(fields) < 3 || fields[0] != "go" {
+				continue // the Inspector's go run is the Inspector's
+			}
+			sub := fields[1]
+			if sub != "install" && sub != "build" && sub != "run" {
+				continue
+			}
+			local := false
+			for _, f := range fields[2:] {
+				local = local || strings.HasPrefix(f, "./")
+			}
+			if !local {
+				continue // a published path: scripts/installcheck.sh
+			}
+			out = append(out, goCommand{where: fmt.Sprintf("%s:%d", s.file, s.line+1+i), line: line, sub: sub, args: fields[2:]})
+		}
+	}
+	return out
+}
+
+// Every go install, go build and go run of the checkout's packages that a
+// page gives works as written from the root of a checkout: go install
+// installs (into a directory of the test's), go build builds, and go run's
+// package builds and, where the line is a plain command, starts without
+// refusing its flags. A server so started
+// reads from no host, and is stopped after a second if it has not ended;
+// an address it is told to listen on is replaced with a free port.
+func TestShellGoCommandsWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every example")
+	}
+	cmds := goCommands(t)
+	if len(cmds) < 10 {
+		t.Fatalf("found %d go commands of the checkout in the pages; is the parsing broken?", len(cmds))
+	}
+	bins := t.TempDir()
+	built := map[string]string{} // package -> binary
+	for _, c := range cmds {
+		t.Run(c.where, func(t *testing.T) {
+			switch c.sub {
+			case "install":
+				cmd := exec.Command("go", append([]string{"install"}, c.args...)...)
+				cmd.Dir, cmd.Env = root, append(os.Environ(), "GOBIN="+t.TempDir())
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("%s: %v\n%s", c.line, err, out)
+				}
+			case "build":
+				args := []string{"build", "-o", t.TempDir() + string(filepath.Separator)}
+				for i := 0; i < len(c.args); i++ {
+					if c.args[i] == "-o" {
+						i++ // the page's output path, left alone
+						continue
+					}
+					args = append(args, c.args[i])
+				}
+				cmd := exec.Command("go", args...)
+				cmd.Dir = root
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("%s: %v\n%s", c.line, err, out)
+				}
+			case "run":
+				pkg, flags := c.args[0], c.args[1:]
+				bin, ok := built[pkg]
+				if !ok {
+					bin = filepath.Join(bins, fmt.Sprint(len(built)))
+					cmd := exec.Command("go", "build", "-o", bin, pkg)
+					cmd.Dir = root
+					if out, err := cmd.CombinedOutput(); err != nil {
+						t.Fatalf("%s: go build %s: %v\n%s", c.line, pkg, err, out)
+					}
+					built[pkg] = bin
+				}
+				if shellWord.MatchString(c.line) {
+					return // built; its arguments are a reader's to fill in
+				}
+				runFlags(t, c, bin, flags)
+			}
+		})
+	}
+}
+
+// hostPort matches a loopback listening address.
+var hostPort = regexp.MustCompile(`^127\.0\.0\.1:[0-9]+$`)
+
+// badFlag matches what the flag package says of a flag it refuses.
+var badFlag = regexp.MustCompile(`flag provided but not defined|invalid value .* for flag|flag needs an argument`)
+
+// runFlags starts bin with flags from the checkout's root and fails t if
+// it exits as the flag package does on a bad flag: status 2, saying so.
+func runFlags(t *testing.T, c goCommand, bin string, flags []string) {
+	t.Helper()
+	args := slices.Clone(flags)
+	for i, a := range args {
+		if hostPort.MatchString(a) {
+			args[i] = "127.0.0.1:0"
+		}
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = root
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// The real clock: a separate process, whose start-up takes what it
+	// takes; a second is ample to parse flags.
+	timer := time.NewTimer(time.Second)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == 2 && badFlag.MatchString(stderr.String()) {
+			t.Errorf("%s: a bad flag:\n%s", c.line, stderr.String())
+		}
+	case <-timer.C:
+		cmd.Process.Kill()
+		<-done
+	}
+}
+
+// replaceLine matches the README's set-up from a checkout cloned next to
+// one's module.
+var replaceLine = regexp.MustCompile(`^go mod edit (-replace github\.com/mcpres/mcpres\S*=\.\./mcpres\S* ?)+&& go mod tidy$`)
+
+// nestedReplace matches a replace of one nested module.
+var nestedReplace = regexp.MustCompile(`-replace (github\.com/mcpres/mcpres/\S+)=`)
+
+// Every go mod edit -replace line of the README's set-up works as written
+// in a new module next to the checkout: with the README's server as its
+// main.go (and, for a line that replaces a nested module, an import of
+// it), go mod tidy succeeds and the program builds. It runs offline: the
+// modules come from the module cache, which the workspace's build fills.
+func TestReadmeSetUpFromClone(t *testing.T) {
+	var program string
+	var lines []string
+	for _, s := range snippets(t) {
+		if s.file != "README.md" {
+			continue
+		}
+		if s.lang == "go" && isProgram(s) && program == "" {
+			program = s.text
+		}
+		for _, line := range strings.Split(s.text, "\n") {
+			if replaceLine.MatchString(line) {
+				lines = append(lines, line)
+			}
+		}
+	}
+	if program == "" || len(lines) < 2 {
+		t.Fatalf("README.md: want a server program and set-up lines for the core and a nested module; found %d lines", len(lines))
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range lines {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.Symlink(abs, filepath.Join(dir, "mcpres")); err != nil {
+				t.Fatal(err)
+			}
+			app := filepath.Join(dir, "app")
+			files := map[string]string{"main.go": program + "\n"}
+			for _, m := range nestedReplace.FindAllStringSubmatch(line, -1) {
+				files[path.Base(m[1])+".go"] = fmt.Sprintf("package main\n\nimport _ %q\n", m[1])
+			}
+			if err := os.Mkdir(app, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name, text := range files {
+				if err := os.WriteFile(filepath.Join(app, name), []byte(text), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off")
+			for _, sh := range []string{"go mod init example.com/app", line, "go build ./..."} {
+				cmd := exec.Command("sh", "-c", sh)
+				cmd.Dir, cmd.Env = app, env
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("%s: %v\n%s", sh, err, out)
+				}
+			}
+		})
+	}
 }
