@@ -39,6 +39,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -46,6 +47,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -368,15 +370,31 @@ func ConnectHTTP(t testing.TB, url, token, version string, opts *mcp.ClientOptio
 	return cs
 }
 
-// freeLoopbackAddr returns a loopback address with a port that was free a
-// moment ago.
+// freeLoopbackAddr returns a loopback address with a port no one listens
+// on, for a server process to listen on. The port is below the kernel's
+// range of ephemeral ports (32768 and up on Linux), from which every
+// outgoing connection and every listen on port 0 takes one: a port
+// picked there and closed again can be taken by another process before
+// the server listens, one picked here only by another explicit choice.
 func freeLoopbackAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
+	return FreePort(t)
+}
+
+// FreePort returns "127.0.0.1:P", P a port between 20000 and 32767 that
+// no one listens on when it returns: for a server process a test starts
+// and tells its port. It fails t if it finds none in 100 tries.
+func FreePort(t testing.TB) string {
+	t.Helper()
+	for range 100 {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(20000+rand.IntN(12768)))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
+	}
+	t.Fatal("mcptest: no free port between 20000 and 32767 in 100 tries")
+	return ""
 }
 
 // waitForListener waits, for at most about ten seconds, until addr accepts

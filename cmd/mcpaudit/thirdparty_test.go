@@ -85,10 +85,7 @@ func nodeAndNPM(t *testing.T) (node, npm string) {
 // freeAddr returns a loopback address nothing listens on.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
+	return mcptest.FreePort(t)
 }
 
 // audits runs mcpaudit with args and -format json, and returns the exit

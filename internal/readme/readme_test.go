@@ -477,24 +477,12 @@ func TestExamplesPageListsEvery(t *testing.T) {
 // inspector is the Inspector's npm package, as a command names it.
 const inspector = "npx @modelcontextprotocol/inspector"
 
-// inspectorUnpinned are the pages whose Inspector commands do not name a
-// version yet; their owners pin them as the others are.
-var inspectorUnpinned = []string{
-	"examples/filesystem/README.md",
-	"examples/knowledge/README.md",
-	"examples/logs/README.md",
-	"examples/records/README.md",
-}
-
 // Every Inspector command pins major version 2, the one the README's
 // Node requirement is for: without it, npm on an older Node quietly picks
 // an old Inspector that cannot do what the pages show.
 func TestInspectorPinned(t *testing.T) {
 	n := 0
 	for _, s := range snippets(t) {
-		if slices.Contains(inspectorUnpinned, filepath.ToSlash(s.file)) {
-			continue
-		}
 		for _, line := range strings.Split(s.text, "\n") {
 			if !strings.Contains(line, inspector) {
 				continue
