@@ -165,6 +165,9 @@ type Delivery[G any] struct {
 	// ctx is the one notifications are sent with; Close cancels it.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// idle takes a record to send from dispatch to a sending goroutine
+	// that waits for one (send.go).
+	idle chan sendJob[G]
 
 	mu       sync.Mutex
 	closed   bool
@@ -225,7 +228,7 @@ func New[G any](opts Options[G]) (*Delivery[G], error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	d := &Delivery[G]{opts: opts, sessions: make(map[*mcp.ServerSession]*record[G])}
+	d := &Delivery[G]{opts: opts, sessions: make(map[*mcp.ServerSession]*record[G]), idle: make(chan sendJob[G])}
 	d.windows = window.New(&d.mu, opts.Window, d.deliver, d.watched)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	return d, nil

@@ -83,9 +83,55 @@ func (d *Delivery[G]) push(s Key, rec *record[G], q queued[G]) (replaced bool) {
 	}
 	if !rec.sending {
 		rec.sending = true
-		go d.send(s, rec)
+		d.dispatch(sendJob[G]{s, rec})
 	}
 	return replaced
+}
+
+// A sendJob is a record whose queue a sending goroutine is to send.
+type sendJob[G any] struct {
+	s   Key
+	rec *record[G]
+}
+
+// senderIdle is how long a sending goroutine waits for another record
+// once it has sent one's queue, before it ends.
+const senderIdle = time.Second
+
+// dispatch hands j to a sending goroutine: one that is idle, else a new
+// one. Every record being sent has a goroutine of its own, so a client
+// that stops reading holds up no other; a goroutine that has sent one
+// record's queue waits a while for the next, rather than ending, so
+// that a fan-out to thousands of sessions does not start, and grow the
+// stack of, a goroutine for each notification.
+func (d *Delivery[G]) dispatch(j sendJob[G]) {
+	select {
+	case d.idle <- j:
+	default:
+		go d.sender(j)
+	}
+}
+
+// sender sends j's queue, then the queue of each record dispatch hands
+// it, until none comes for senderIdle or d is closed.
+func (d *Delivery[G]) sender(j sendJob[G]) {
+	var idle *time.Timer
+	for {
+		d.send(j.s, j.rec)
+		if idle == nil {
+			idle = time.NewTimer(senderIdle)
+		} else {
+			idle.Reset(senderIdle)
+		}
+		select {
+		case j = <-d.idle:
+		case <-idle.C:
+			return
+		case <-d.ctx.Done():
+			idle.Stop()
+			return
+		}
+	}
 }
 
 // Step 5, still allowed, then send: send sends rec's queue to s in order
