@@ -76,7 +76,7 @@
 // repeats each sub-benchmark in turn, so rounds interleave the servers
 // better:
 //
-//	for i in 1 2 3 4 5; do go test -run '^$' -bench Fanout -benchtime 1x ./fanout/; done | tee fanout.txt
+//	for i in 1 2 3 4 5; do go test -run '^$' -bench Fanout -benchtime 1x ./bench/fanout/; done | tee fanout.txt
 //	benchstat -col /server fanout.txt
 //
 // MCPRES_FANOUT_FULL=1 adds the big rows (S=5,000 at 50,000
