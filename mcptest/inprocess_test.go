@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpres/mcpres/mcptest"
@@ -60,36 +61,35 @@ func TestConnect(t *testing.T) {
 
 // TestConnectOptions checks that the client options reach the client: a
 // ResourceListChangedHandler hears of a resource added after connecting.
+// A 2026-07-28 client listens for list_changed in the background, and
+// Connect does not wait for the listen: synctest.Wait does, before the
+// resource is added.
 func TestConnectOptions(t *testing.T) {
-	server := newServer(nil)
-	for i, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
+	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
-			changed := make(chan struct{}, 1)
-			mcptest.Connect(t, server, version, &mcp.ClientOptions{
-				ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-					select {
-					case changed <- struct{}{}:
-					default:
-					}
-				},
-			})
-			// A 2026-07-28 client listens for list_changed in the
-			// background, and Connect does not wait for the listen: add
-			// resources until one is heard of.
-			deadline := time.After(10 * time.Second)
-			for n := 0; ; n++ {
-				uri := fmt.Sprintf("file:///new%d-%d.txt", i, n)
-				server.AddResource(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-					return nil, mcp.ResourceNotFoundError(uri)
+			synctest.Test(t, func(t *testing.T) {
+				server := newServer(nil)
+				changed := make(chan struct{}, 1)
+				mcptest.Connect(t, server, version, &mcp.ClientOptions{
+					ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+						select {
+						case changed <- struct{}{}:
+						default:
+						}
+					},
 				})
+				synctest.Wait()
+				server.AddResource(&mcp.Resource{URI: "file:///new.txt", Name: "new"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return nil, mcp.ResourceNotFoundError("file:///new.txt")
+				})
+				time.Sleep(time.Second) // synctest's clock: go-sdk's delay before it announces a change passes
+				synctest.Wait()
 				select {
 				case <-changed:
-					return
-				case <-time.After(50 * time.Millisecond): // real clock: a retry's pace, not a bound on anything
-				case <-deadline:
+				default:
 					t.Fatal("no notifications/resources/list_changed")
 				}
-			}
+			})
 		})
 	}
 }
