@@ -3,9 +3,7 @@ package mcpgo_test
 import (
 	"context"
 	"log/slog"
-	"net"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -51,30 +49,16 @@ func TestHalfOpenStreamEndsOnMCPGo(t *testing.T) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 
-	var mu sync.Mutex
-	var conns []net.Conn
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := link.Dial(ctx, network, addr)
-		if err == nil {
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-		return c, err
-	}}
+	client, closeConns := link.HTTPClient()
 	transport := &sdk.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp",
-		HTTPClient: &http.Client{Transport: tr}, MaxRetries: -1}
+		HTTPClient: client, MaxRetries: -1}
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "far", Version: "v0"}, nil).
 		Connect(t.Context(), transport, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		// The link is down: close the client's connections first, so that
 		// Close does not wait on them.
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
+		closeConns()
 		cs.Close()
 	})
 	mcptest.Receive(t, opened, "GET stream")

@@ -5,12 +5,10 @@ package serve
 // network namespaces of the test's own, ended by it.
 
 import (
-	"context"
 	"crypto/tls"
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -121,30 +119,16 @@ func TestHalfOpenStreamEnds(t *testing.T) {
 		go srv.Serve(ln)
 		t.Cleanup(func() { srv.Close() })
 
-		var mu sync.Mutex
-		var conns []net.Conn
-		tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (c net.Conn, err error) {
-			c, err = link.Dial(ctx, network, addr)
-			if err == nil {
-				mu.Lock()
-				conns = append(conns, c)
-				mu.Unlock()
-			}
-			return c, err
-		}}
+		client, closeConns := link.HTTPClient()
 		transport := &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + o.Path,
-			HTTPClient: &http.Client{Transport: tr}, MaxRetries: -1}
+			HTTPClient: client, MaxRetries: -1}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "far", Version: "v0"}, nil).
 			Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		require.NoError(t, err)
 		t.Cleanup(func() {
 			// The link is down: close the client's connections first, so
 			// that Close does not wait on them.
-			mu.Lock()
-			for _, c := range conns {
-				c.Close()
-			}
-			mu.Unlock()
+			closeConns()
 			cs.Close()
 		})
 		mcptest.Receive(t, s.opened, "GET stream")

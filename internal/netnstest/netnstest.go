@@ -12,10 +12,12 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -70,6 +72,31 @@ func (p *Pair) Listen(t *testing.T) net.Listener {
 func (p *Pair) Dial(ctx context.Context, network, addr string) (c net.Conn, err error) {
 	p.Client.Run(func() { c, err = (&net.Dialer{}).DialContext(ctx, network, addr) })
 	return c, err
+}
+
+// HTTPClient returns an HTTP client whose connections are dialed from the
+// client's namespace, and a function that closes every connection it
+// dialed: once the link is cut, call it before closing what would wait
+// on them.
+func (p *Pair) HTTPClient() (*http.Client, func()) {
+	var mu sync.Mutex
+	var conns []net.Conn
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := p.Dial(ctx, network, addr)
+		if err == nil {
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+		return c, err
+	}}
+	return &http.Client{Transport: tr}, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}
 }
 
 // newNS returns a new network namespace, which ends with t.
