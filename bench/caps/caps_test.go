@@ -48,7 +48,6 @@
 package caps
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -58,7 +57,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -68,6 +66,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/bench/internal/selfproc"
 	"github.com/mcpres/mcpres/audit"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/mcpres/mcpres/serve"
@@ -197,34 +196,18 @@ type stats struct {
 
 // A target is a server process.
 type target struct {
-	base  string // http://host:port
-	stdin io.WriteCloser
-	cmd   *exec.Cmd
+	*selfproc.Proc
+	base string // http://host:port
 }
 
 func startServer(b *testing.B, caps string) *target {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), serverEnv+"="+caps)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+	p := selfproc.Start(b, serverEnv+"="+caps)
+	addr, err := p.Out.ReadString('\n')
 	if err != nil {
 		b.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	addr, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		b.Fatal(err)
-	}
-	t := &target{base: "http://" + strings.TrimSpace(addr), stdin: stdin, cmd: cmd}
-	b.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	return t
+	return &target{Proc: p, base: "http://" + strings.TrimSpace(addr)}
 }
 
 // stats returns the server's figures, its heap after two collections.
@@ -304,7 +287,7 @@ func measure(b *testing.B, caps string, withRSS bool, attack func(t *target) out
 	// while after the subscriptions are dropped. The legitimate client is
 	// still connected, as at rest, and no longer reading.
 	after = t.stats(b)
-	lg.close()
+	lg.Close()
 	mib := func(s stats) float64 { return (float64(s.HeapInUse) - float64(rest.HeapInUse)) / (1 << 20) }
 	b.ReportMetric(float64(rest.HeapInUse)/(1<<20), "MiB-rest")
 	b.ReportMetric(mib(peak), "MiB-held")

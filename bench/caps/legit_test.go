@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/bench/internal/selfproc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -85,47 +85,28 @@ func runLegit(base string) error {
 }
 
 // A legit is the legitimate client's process.
-type legit struct {
-	stdin io.WriteCloser
-	out   *bufio.Reader
-	cmd   *exec.Cmd
-}
+type legit struct{ *selfproc.Proc }
 
 // startLegit starts the legitimate client against t and returns once it
 // is connected.
 func startLegit(b *testing.B, t *target) *legit {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), legitEnv+"="+t.base)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	l := &legit{stdin: stdin, out: bufio.NewReader(stdout), cmd: cmd}
-	b.Cleanup(l.close)
-	if line, err := l.out.ReadString('\n'); err != nil || line != "ready\n" {
+	l := &legit{selfproc.Start(b, legitEnv+"="+t.base)}
+	if line, err := l.Out.ReadString('\n'); err != nil || line != "ready\n" {
 		b.Fatalf("legitimate client: %q, %v", line, err)
 	}
 	return l
 }
 
 // send writes a line to the client's standard input.
-func (l *legit) send(line string) { io.WriteString(l.stdin, line+"\n") }
+func (l *legit) send(line string) { io.WriteString(l.Stdin, line+"\n") }
 
 // stop ends the client's reads and returns what it measured, by phase;
 // it logs each phase's first failure.
 func (l *legit) stop(b *testing.B) (lat [2][]time.Duration, failed [2]int) {
 	l.send("stop")
 	var res legitResult
-	if err := json.NewDecoder(l.out).Decode(&res); err != nil {
+	if err := json.NewDecoder(l.Out).Decode(&res); err != nil {
 		b.Fatalf("legitimate client: %v", err)
 	}
 	for p, first := range res.First {
@@ -134,11 +115,4 @@ func (l *legit) stop(b *testing.B) (lat [2][]time.Duration, failed [2]int) {
 		}
 	}
 	return res.Lat, res.Failed
-}
-
-// close closes the client's session and waits for it to exit.
-func (l *legit) close() {
-	if l.stdin.Close() == nil {
-		l.cmd.Wait()
-	}
 }

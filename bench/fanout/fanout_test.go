@@ -90,17 +90,17 @@
 package fanout
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpres/mcpres/bench/internal/selfproc"
 )
 
 func TestMain(m *testing.M) {
@@ -234,49 +234,20 @@ func measure(b *testing.B, server string, r row) {
 	b.ReportMetric(perStream(func(s serverStats) float64 { return float64(s.RSS) / 1024 }), "rss-KB/stream")
 }
 
-// A proc is a server or listeners' process: the test binary, started
-// again with env set.
-type proc struct {
-	stdin io.WriteCloser
-	out   *bufio.Reader
-	cmd   *exec.Cmd
-}
-
-func start(b *testing.B, env ...string) *proc {
-	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	p := &proc{stdin: stdin, out: bufio.NewReader(stdout), cmd: cmd}
-	b.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	return p
-}
-
 // A target is the server process.
 type target struct {
-	*proc
+	*selfproc.Proc
 	base string // http://host:port
 }
 
 func startServer(b *testing.B, kind string) *target {
 	b.Helper()
-	p := start(b, serverEnv+"="+kind, urisEnv+"="+strconv.Itoa(uris))
-	addr, err := p.out.ReadString('\n')
+	p := selfproc.Start(b, serverEnv+"="+kind, urisEnv+"="+strconv.Itoa(uris))
+	addr, err := p.Out.ReadString('\n')
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &target{proc: p, base: "http://" + strings.TrimSpace(addr)}
+	return &target{Proc: p, base: "http://" + strings.TrimSpace(addr)}
 }
 
 // stats returns the server's figures, its heap after two collections if
@@ -306,14 +277,14 @@ func (t *target) get(b *testing.B, path string, v any) {
 }
 
 // A listeners is the listeners' process.
-type listeners struct{ *proc }
+type listeners struct{ *selfproc.Proc }
 
 // startClient starts the listeners' process and returns once its
 // streams are open; it fails b if any was refused.
 func startClient(b *testing.B, cfg clientConfig) listeners {
 	b.Helper()
 	c, _ := json.Marshal(cfg)
-	l := listeners{start(b, clientEnv+"="+string(c))}
+	l := listeners{selfproc.Start(b, clientEnv+"="+string(c))}
 	var o opened
 	if err := l.decode(&o); err != nil {
 		b.Fatalf("listeners: %v", err)
@@ -325,7 +296,7 @@ func startClient(b *testing.B, cfg clientConfig) listeners {
 }
 
 func (l listeners) progress(b *testing.B) progress {
-	io.WriteString(l.stdin, "count\n")
+	io.WriteString(l.Stdin, "count\n")
 	var p progress
 	if err := l.decode(&p); err != nil {
 		b.Fatalf("listeners: %v", err)
@@ -337,7 +308,7 @@ func (l listeners) progress(b *testing.B) progress {
 // result.
 func (l listeners) match(b *testing.B, changes []change) result {
 	c, _ := json.Marshal(changes)
-	io.WriteString(l.stdin, "match\n"+string(c)+"\n")
+	io.WriteString(l.Stdin, "match\n"+string(c)+"\n")
 	var r result
 	if err := l.decode(&r); err != nil {
 		b.Fatalf("listeners: %v", err)
@@ -347,7 +318,7 @@ func (l listeners) match(b *testing.B, changes []change) result {
 
 // decode reads one line of JSON from the process into v.
 func (l listeners) decode(v any) error {
-	line, err := l.out.ReadBytes('\n')
+	line, err := l.Out.ReadBytes('\n')
 	if err != nil {
 		return err
 	}
