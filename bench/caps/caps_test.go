@@ -66,8 +66,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpres/mcpres/bench/internal/selfproc"
 	"github.com/mcpres/mcpres/audit"
+	"github.com/mcpres/mcpres/bench/internal/selfproc"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/mcpres/mcpres/serve"
 	"github.com/mcpres/mcpres/subscribe"
