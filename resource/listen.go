@@ -66,7 +66,11 @@ func (l *listenStream) Close() { l.cancel() }
 
 // Updated sends notifications/resources/updated of uri on the stream,
 // with the listen's subscription ID, once the acknowledgment has been
-// sent (step 4). It returns ctx's error if ctx ends first, and
+// sent (step 4), so that the acknowledgment stays the stream's first
+// message, as go-sdk sends it. It is called only for a URI the client
+// named in the listen: 2026-07-28 (basic/patterns/subscriptions) says
+// "The server **MUST NOT** send notification types the client has not
+// explicitly requested." It returns ctx's error if ctx ends first, and
 // errListenEnded if the listen does.
 func (l *listenStream) Updated(ctx context.Context, uri string) error {
 	select {
