@@ -143,14 +143,7 @@ func subscribesListen(ctx context.Context, req *mcp.SubscribeRequest) (l *listen
 // dropped those made before it.
 func (r *Registry) subscribeListen(ctx context.Context, l *listenStream) error {
 	ctx = WithCaller(ctx, Caller{ProtocolVersion: protocolVersion(l.req), Session: l})
-	for _, u := range l.uris {
-		req := &mcp.SubscribeRequest{Params: &mcp.SubscribeParams{URI: u, Meta: l.req.Params.Meta}, Extra: l.req.Extra}
-		if err := r.Subscribe(ctx, req); err != nil {
-			r.delivery.Drop(delivery.Key{Other: l})
-			return err
-		}
-	}
-	return nil
+	return r.subscribeEach(ctx, delivery.Key{Other: l}, l.uris, l.req.Params.Meta, l.req.Extra)
 }
 
 // acknowledge sends go-sdk's acknowledgment of the listen l with the

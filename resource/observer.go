@@ -7,7 +7,6 @@ import (
 	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/resource/internal/delivery"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -204,13 +203,7 @@ func (r *Registry) observeListen(ctx context.Context, method string, q, pass *mc
 	res, err := next(c.ctx, method, pass)
 	o := DecisionAllowed
 	if err != nil {
-		o = DecisionFailed
-		switch code, _ := errorCode(err); code {
-		case jsonrpc.CodeInvalidParams, jsonrpc.CodeInvalidRequest:
-			o = DecisionInvalid
-		case CodeRateLimited:
-			o = DecisionLimited
-		}
+		o = listenDecision(err)
 	}
 	r.observeEnd(&c, o, err)
 	return res, err

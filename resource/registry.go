@@ -131,6 +131,7 @@ type Registry struct {
 	unknownTemplates reportedOnce  // templates other replicas reported and this one lacks
 	stopListening    func()        // stops taking the bus's changes; nil without a bus
 	closed           atomic.Bool
+	made             sync.Map // *mcp.Server → struct{}: the servers NewServer made (Subscribes)
 }
 
 // NewRegistry returns an empty Registry configured by opts, which may be

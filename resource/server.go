@@ -56,6 +56,7 @@ func (r *Registry) NewServer(impl *mcp.Implementation, opts *mcp.ServerOptions) 
 	o.SubscribeHandler, o.UnsubscribeHandler = r.Subscribe, r.Unsubscribe
 	s := mcp.NewServer(impl, &o)
 	mount(s, r)
+	r.made.Store(s, struct{}{})
 	return s, nil
 }
 

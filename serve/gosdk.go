@@ -22,6 +22,8 @@ import (
 	"iter"
 	"net/http"
 
+	"github.com/mcpres/mcpres/resource"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -61,14 +63,29 @@ func NewGoSDKHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.H
 type goSDKHandler struct {
 	server              *mcp.Server
 	stateful, stateless http.Handler
+	listens             *resource.Registry // serves the server's listens at the edge (listen.go); nil if none
 }
 
 func (h *goSDKHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if modern(req) {
+		if h.listens != nil && isListen(req) && h.serveListen(w, req) {
+			return
+		}
 		h.stateless.ServeHTTP(w, req)
 		return
 	}
 	h.stateful.ServeHTTP(w, req)
+}
+
+// withListens returns h serving the listens of its server at the edge
+// with reg, if reg made the server; else h.
+func (h *goSDKHandler) withListens(reg *resource.Registry) *goSDKHandler {
+	if reg == nil || !reg.Subscribes(h.server) {
+		return h
+	}
+	c := *h
+	c.listens = reg
+	return &c
 }
 
 // closeSession ends session id, to make room at a cap.

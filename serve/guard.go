@@ -87,7 +87,8 @@ func (o *Options) guard(h http.Handler) (http.Handler, error) {
 	var live func() iter.Seq[string]
 	end := deleteSession(h)
 	if sdk, ok := h.(*goSDKHandler); ok {
-		live, end = sdk.sessionIDs, sdk.closeSession
+		sdk = sdk.withListens(o.Registry)
+		h, live, end = sdk, sdk.sessionIDs, sdk.closeSession
 	}
 	g := &guard{
 		o:        *o,

@@ -173,9 +173,21 @@ type Options struct {
 	// each address apart. Zero means DefaultIPv6Prefix; more than 128 is
 	// refused.
 	IPv6Prefix int
-	// Registry, if not nil, names each request's caller for the caps as
-	// its rate limits do (resource.Registry.CallerOf). Nil names a caller
-	// by its verified token, else its address.
+	// Registry, if not nil, is the registry the server serves: it names
+	// each request's caller for the caps as its rate limits do
+	// (resource.Registry.CallerOf). Nil names a caller by its verified
+	// token, else its address.
+	//
+	// In front of a go-sdk server the registry made (Handler,
+	// ListenAndServe, or Guard in front of NewGoSDKHandler), the edge then
+	// serves each 2026-07-28 subscriptions/listen that asks for resource
+	// subscriptions alone itself (resource.Registry.OpenListen), as go-sdk
+	// would, byte for byte: the stream holds its HTTP request and no
+	// go-sdk session, and each notification is written once, straight to
+	// the response. go-sdk's receiving middleware does not see those
+	// listens; the registry's Authorizer, rate limits and Observer see
+	// each, and Wrap each request. Listens that ask for list_changed go to
+	// go-sdk.
 	Registry *resource.Registry
 	// Logger receives the URL Serve serves, at Info, each refusal of the
 	// edge, at Debug (a client's mistake) or Warn (a cap), and net/http's

@@ -102,7 +102,7 @@ func run(httpAddr string, update time.Duration, logger *slog.Logger) error {
 	defer stopChanges()
 
 	if httpAddr != "" {
-		return serve.ListenAndServe(ctx, httpAddr, server, &serve.Options{Logger: logger})
+		return serve.ListenAndServe(ctx, httpAddr, server, &serve.Options{Logger: logger, Registry: reg})
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {

@@ -175,7 +175,7 @@ func run(cfg config, logger *slog.Logger) error {
 	logger.Info("serving files", "root", files.dir, "max_size", cfg.maxSize, "list_cache", cfg.listCache, "deny", cfg.deny)
 
 	if cfg.httpAddr != "" {
-		return serve.ListenAndServe(ctx, cfg.httpAddr, server, &serve.Options{Logger: logger})
+		return serve.ListenAndServe(ctx, cfg.httpAddr, server, &serve.Options{Logger: logger, Registry: reg})
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {

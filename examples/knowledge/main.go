@@ -225,6 +225,7 @@ func run(cfg config, logger *slog.Logger) error {
 		if err != nil {
 			return err
 		}
+		opts.Registry = reg // the edge serves listens' subscriptions, and names callers as reg does
 		return serve.ListenAndServe(ctx, cfg.httpAddr, server, opts)
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})

@@ -176,7 +176,7 @@ func run(cfg config, logger *slog.Logger) error {
 	}
 
 	if cfg.httpAddr != "" {
-		return serve.ListenAndServe(ctx, cfg.httpAddr, server, &serve.Options{Logger: logger})
+		return serve.ListenAndServe(ctx, cfg.httpAddr, server, &serve.Options{Logger: logger, Registry: reg})
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {

@@ -194,7 +194,7 @@ func run(cfg config, logger *slog.Logger) error {
 	logger.Info("serving database", "driver", st.dialect, "tables", len(tables))
 
 	if cfg.httpAddr != "" {
-		return serve.ListenAndServe(ctx, cfg.httpAddr, server, &serve.Options{Logger: logger})
+		return serve.ListenAndServe(ctx, cfg.httpAddr, server, &serve.Options{Logger: logger, Registry: reg})
 	}
 	err = server.Run(ctx, &mcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) {

@@ -133,6 +133,13 @@ type Closer interface {
 	Close()
 }
 
+// A Flusher is a Session whose Updated may leave notifications in a
+// buffer: Flush sends them. send calls it once the session's queue is
+// empty, so that a burst of notifications costs one write.
+type Flusher interface {
+	Flush() error
+}
+
 // A Key names the session a subscription is for: a go-sdk session (SDK)
 // or another server's (Other). At most one is set; neither, for a
 // request without a session.

@@ -138,13 +138,39 @@ func (d *Delivery[G]) sender(j sendJob[G]) {
 // until none is left, or d is closed (what is left is then dropped). A
 // resources/updated of a subscription recorded with a grant is sent only
 // if Options.Allowed still allows it. go-sdk's chain sends a go-sdk
-// session's; another server's session sends its own (Session.Updated).
+// session's; another server's session sends its own (Session.Updated),
+// and, if it is a Flusher, is flushed once its queue is empty.
+//
+// A context ending sendTimeout after it is made bounds each send; it
+// serves the sends of a drain until half of that is left, since a timer
+// for each notification would cost as much as a small send, on the
+// fan-out's hot path. Each send thus has at least sendTimeout/2.
 func (d *Delivery[G]) send(s Key, rec *record[G]) {
+	var ctx context.Context
+	var cancel context.CancelFunc
+	var deadline time.Time
+	unsent := false // another server's session was sent to since it was flushed
 	for {
 		rec.sendMu.Lock()
 		if len(rec.queue) == 0 || d.ctx.Err() != nil {
+			rec.sendMu.Unlock()
+			if f, ok := s.Other.(Flusher); ok && unsent && d.ctx.Err() == nil {
+				unsent = false
+				if err := f.Flush(); err != nil {
+					d.opts.Logger.Warn("notifications not sent", "session_id", s.ID(), "error", err)
+				}
+				continue // more may have come while it flushed
+			}
+			rec.sendMu.Lock()
+			if len(rec.queue) > 0 && d.ctx.Err() == nil {
+				rec.sendMu.Unlock()
+				continue
+			}
 			rec.queue, rec.sending = nil, false
 			rec.sendMu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
 			d.mu.Lock()
 			d.release(s, rec)
 			d.mu.Unlock()
@@ -157,14 +183,20 @@ func (d *Delivery[G]) send(s Key, rec *record[G]) {
 		if q.granted && !d.opts.Allowed(d.ctx, s, q.uri, q.grant) {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(d.ctx, sendTimeout)
+		if ctx == nil || time.Until(deadline) < sendTimeout/2 {
+			if cancel != nil {
+				cancel()
+			}
+			deadline = time.Now().Add(sendTimeout)
+			ctx, cancel = context.WithDeadline(d.ctx, deadline)
+		}
 		var err error
 		if q.next != nil {
 			_, err = q.next(ctx, q.method, q.req)
 		} else {
 			err = s.Other.Updated(ctx, q.uri)
+			unsent = true
 		}
-		cancel()
 		switch {
 		case err != nil && d.ctx.Err() == nil:
 			d.opts.Logger.Warn("notification not sent", "method", q.method, "uri", q.uri, "session_id", s.ID(), "error", err)

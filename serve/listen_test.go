@@ -1,0 +1,161 @@
+package serve_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpres/mcpres/internal/protocol"
+	"github.com/mcpres/mcpres/mcptest"
+	"github.com/mcpres/mcpres/resource"
+	"github.com/mcpres/mcpres/serve"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A rawStream is the answer to a raw POST: its status, its headers, and
+// a reader of its body's events.
+type rawStream struct {
+	status int
+	header http.Header
+	body   *bufio.Reader
+	close  func()
+}
+
+// postListen posts a 2026-07-28 subscriptions/listen with id (raw JSON)
+// and notifications to url.
+func postListen(t *testing.T, url, id string, notifications map[string]any) *rawStream {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": json.RawMessage(id), "method": protocol.MethodListen,
+		"params": map[string]any{
+			"_meta": map[string]any{
+				mcp.MetaKeyProtocolVersion:    "2026-07-28",
+				mcp.MetaKeyClientInfo:         map[string]string{"name": "raw", "version": "v0"},
+				mcp.MetaKeyClientCapabilities: map[string]any{},
+			},
+			"notifications": notifications,
+		},
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(body)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(protocol.HeaderProtocolVersion, "2026-07-28")
+	req.Header.Set(protocol.HeaderMethod, protocol.MethodListen)
+	resp, err := mcptest.HTTPClient(t, "").Do(req)
+	require.NoError(t, err)
+	s := &rawStream{status: resp.StatusCode, header: resp.Header, body: bufio.NewReader(resp.Body),
+		close: func() { cancel(); resp.Body.Close() }}
+	t.Cleanup(s.close)
+	return s
+}
+
+// event reads the stream's next event, as it was written, keep-alive
+// comments left out.
+func (s *rawStream) event(t *testing.T) string {
+	t.Helper()
+	var ev strings.Builder
+	for {
+		line, err := s.body.ReadString('\n')
+		require.NoError(t, err, "event so far: %q", ev.String())
+		if strings.HasPrefix(line, ":") {
+			_, err := s.body.ReadString('\n') // the comment's blank line
+			require.NoError(t, err)
+			continue
+		}
+		ev.WriteString(line)
+		if line == "\n" {
+			return ev.String()
+		}
+	}
+}
+
+// TestListenAtEdgeAsGoSDK: a listen the edge serves (Options.Registry
+// set, the server NewServer's) is answered on the wire, byte for byte, as
+// go-sdk answers it behind the edge without a registry: the status, the
+// headers, the acknowledgment, each notification (URIs that encoding/json
+// escapes included) and a refusal; a listen that asks for list_changed
+// too is go-sdk's, and is answered as before.
+func TestListenAtEdgeAsGoSDK(t *testing.T) {
+	t.Parallel()
+	reg, server := eraRegistry(t)
+	odd := []string{"docs://a?x=b&c=d", "docs://plain"}
+	for _, u := range odd {
+		require.NoError(t, reg.Add(&mcp.Resource{URI: u, Name: u}, resource.Text(u)))
+	}
+	edge := startGuarded(t, server, &serve.Options{Registry: reg}, nil)
+	other, err := reg.NewServer(&mcp.Implementation{Name: "eras", Version: "v0"}, &mcp.ServerOptions{Logger: quietLogger()})
+	require.NoError(t, err)
+	sdk := startGuarded(t, other, nil, nil)
+
+	for _, id := range []string{`7`, `"s-1"`} {
+		t.Run(id, func(t *testing.T) {
+			subs := map[string]any{"resourceSubscriptions": append([]string{"docs://readme"}, odd...)}
+			a, b := postListen(t, edge, id, subs), postListen(t, sdk, id, subs)
+			require.Equal(t, http.StatusOK, a.status)
+			assert.Equal(t, b.status, a.status)
+			for _, h := range []string{"Content-Type", "Cache-Control", "Connection", "X-Accel-Buffering"} {
+				assert.Equal(t, b.header.Values(h), a.header.Values(h), h)
+			}
+			ack := a.event(t)
+			assert.Equal(t, b.event(t), ack)
+			assert.Contains(t, ack, "notifications/subscriptions/acknowledged")
+			for _, u := range append(odd, "docs://readme") {
+				require.NoError(t, reg.Changed(u))
+				ev := a.event(t)
+				assert.Equal(t, b.event(t), ev, u)
+				assert.Contains(t, ev, "notifications/resources/updated")
+			}
+		})
+	}
+
+	t.Run("refused", func(t *testing.T) {
+		subs := map[string]any{"resourceSubscriptions": []string{"docs://readme", "docs://missing"}}
+		a, b := postListen(t, edge, `3`, subs), postListen(t, sdk, `3`, subs)
+		assert.Equal(t, http.StatusBadRequest, a.status)
+		assert.Equal(t, b.status, a.status)
+		assert.Equal(t, b.header.Get("Content-Type"), a.header.Get("Content-Type"))
+		ab, _ := io.ReadAll(a.body)
+		bb, _ := io.ReadAll(b.body)
+		assert.Equal(t, string(bb), string(ab))
+		assert.Eventually(t, func() bool { n, _, _ := reg.SubscriptionStats(); return n == 0 }, 5*time.Second, time.Millisecond,
+			"the subscription made before the refusal is dropped")
+	})
+
+	t.Run("list_changed is go-sdk's", func(t *testing.T) {
+		subs := map[string]any{"resourceSubscriptions": []string{"docs://readme"}, "resourcesListChanged": true}
+		a, b := postListen(t, edge, `4`, subs), postListen(t, sdk, `4`, subs)
+		assert.Equal(t, b.event(t), a.event(t))
+		require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://new", Name: "new"}, resource.Text("new")))
+		assert.Equal(t, b.event(t), a.event(t))
+	})
+}
+
+// TestListenAtEdgeHoldsNoSession: a listen served at the edge opens no
+// go-sdk session, and its subscriptions end with it.
+func TestListenAtEdgeHoldsNoSession(t *testing.T) {
+	t.Parallel()
+	reg, server := eraRegistry(t)
+	h, err := serve.Handler(server, &serve.Options{Registry: reg, Logger: quietLogger(), Path: "/"})
+	require.NoError(t, err)
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	s := postListen(t, hs.URL, `1`, map[string]any{"resourceSubscriptions": []string{"docs://readme", "db://users/3"}})
+	require.Contains(t, s.event(t), "acknowledged")
+	n, _, _ := reg.SubscriptionStats()
+	assert.Equal(t, 2, n)
+	assert.Zero(t, sessions(server), "go-sdk holds no session for the listen")
+	s.close()
+	assert.Eventually(t, func() bool { n, _, _ := reg.SubscriptionStats(); return n == 0 }, 5*time.Second, time.Millisecond)
+}
