@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +37,12 @@ type rawStream struct {
 // and notifications to url.
 func postListen(t *testing.T, url, id string, notifications map[string]any) *rawStream {
 	t.Helper()
+	return postListenWith(t, url, id, notifications)
+}
+
+// postListenWith is postListen with headers, a name then its value.
+func postListenWith(t *testing.T, url, id string, notifications map[string]any, headers ...string) *rawStream {
+	t.Helper()
 	body, err := json.Marshal(map[string]any{
 		"jsonrpc": "2.0", "id": json.RawMessage(id), "method": protocol.MethodListen,
 		"params": map[string]any{
@@ -53,6 +62,9 @@ func postListen(t *testing.T, url, id string, notifications map[string]any) *raw
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set(protocol.HeaderProtocolVersion, "2026-07-28")
 	req.Header.Set(protocol.HeaderMethod, protocol.MethodListen)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	resp, err := mcptest.HTTPClient(t, "").Do(req)
 	require.NoError(t, err)
 	s := &rawStream{status: resp.StatusCode, header: resp.Header, body: bufio.NewReader(resp.Body),
@@ -158,4 +170,88 @@ func TestListenAtEdgeHoldsNoSession(t *testing.T) {
 	assert.Zero(t, sessions(server), "go-sdk holds no session for the listen")
 	s.close()
 	assert.Eventually(t, func() bool { n, _, _ := reg.SubscriptionStats(); return n == 0 }, 5*time.Second, time.Millisecond)
+}
+
+// smallBuffers accepts connections whose send buffer is small, so that a
+// client that stops reading stalls the server's writes soon.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}
+
+// TestStalledListenAtEdge: a client that stops reading its listen stream
+// holds up no other listen, and when the stream gate closes its stream to
+// make room, the write blocked on it is given up: the stream ends and
+// its subscriptions are dropped.
+func TestStalledListenAtEdge(t *testing.T) {
+	t.Parallel()
+	reg, err := resource.NewRegistry(&resource.Options{Logger: quietLogger(),
+		Subscriptions: resource.SubscriptionOptions{Window: time.Millisecond}})
+	require.NoError(t, err)
+	t.Cleanup(func() { reg.Close() })
+	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "big://r/{n}", Name: "r"},
+		func(_ context.Context, _ *mcp.ReadResourceRequest, v resource.Vars) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: v.Get("n")}}}, nil
+		}))
+	server, err := reg.NewServer(&mcp.Implementation{Name: "stall", Version: "v0"}, &mcp.ServerOptions{Logger: quietLogger()})
+	require.NoError(t, err)
+	h, err := serve.Handler(server, &serve.Options{Registry: reg, Logger: quietLogger(), Path: "/",
+		ClientAddressHeader: "X-Client", MaxStreams: 3})
+	require.NoError(t, err)
+	hs := httptest.NewUnstartedServer(h)
+	hs.Listener = smallBuffers{hs.Listener}
+	hs.Start()
+	t.Cleanup(hs.Close)
+
+	var uris []string
+	for i := range 10 {
+		uris = append(uris, "big://r/"+strings.Repeat("x", 1000)+strconv.Itoa(i))
+	}
+	// mallory's first listen, over a connection whose reader never reads.
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	require.NoError(t, conn.(*net.TCPConn).SetReadBuffer(4096))
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": protocol.MethodListen,
+		"params": map[string]any{"_meta": map[string]any{mcp.MetaKeyProtocolVersion: "2026-07-28", mcp.MetaKeyClientCapabilities: map[string]any{}},
+			"notifications": map[string]any{"resourceSubscriptions": uris}}})
+	require.NoError(t, err)
+	_, err = fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nX-Client: 10.0.0.1\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\n"+
+		"Content-Length: %d\r\n\r\n%s", hs.Listener.Addr(), len(body), body)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { n, _, _ := reg.SubscriptionStats(); return n == 10 }, 10*time.Second, time.Millisecond)
+
+	alice := postListenFrom(t, hs.URL, "10.0.1.1", uris)
+	require.Contains(t, alice.event(t), "acknowledged")
+	for round := range 20 {
+		for _, u := range uris {
+			require.NoError(t, reg.Changed(u))
+		}
+		for range uris {
+			require.Contains(t, alice.event(t), "resources/updated", "round %d", round)
+		}
+	}
+
+	// mallory's second listen; then bob's, at the total of three: the
+	// gate closes mallory's oldest, the stalled one.
+	idle := postListenFrom(t, hs.URL, "10.0.0.1", uris[:1])
+	require.Contains(t, idle.event(t), "acknowledged")
+	bob := postListenFrom(t, hs.URL, "10.0.2.1", uris[:1])
+	require.Equal(t, http.StatusOK, bob.status)
+	require.Contains(t, bob.event(t), "acknowledged")
+	assert.Eventually(t, func() bool { n, _, _ := reg.SubscriptionStats(); return n == 10+1+1 }, 10*time.Second, time.Millisecond,
+		"the stalled stream's subscriptions are dropped")
+}
+
+// postListenFrom posts a listen to uris as the client at addr (the
+// X-Client header).
+func postListenFrom(t *testing.T, url, addr string, uris []string) *rawStream {
+	t.Helper()
+	return postListenWith(t, url, `1`, map[string]any{"resourceSubscriptions": uris}, "X-Client", addr)
 }
