@@ -90,6 +90,9 @@ func (k *keepAliveWriter) FlushError() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.commit(http.StatusOK) // a flush writes the header
+	if f, ok := k.w.(interface{ FlushError() error }); ok {
+		return f.FlushError() // net/http's, without a controller made for each flush
+	}
 	return http.NewResponseController(k.w).Flush()
 }
 

@@ -176,6 +176,7 @@ func metaAsGoSDKTakesIt(meta mcp.Meta) bool {
 // written before the acknowledgment, nor after the handler returns.
 type edgeStream struct {
 	w      http.ResponseWriter
+	rc     *http.ResponseController // of w
 	cancel context.CancelFunc
 	done   <-chan struct{}
 	acked  chan struct{} // closed once the acknowledgment is written, or the stream ended
@@ -212,7 +213,7 @@ func newEdgeStream(w http.ResponseWriter, id jsonrpc.ID, cancel context.CancelFu
 		return nil, errors.New("serve: unexpected encoding of resources/updated")
 	}
 	prefix := append([]byte("event: message\ndata: "), before...)
-	return &edgeStream{w: w, cancel: cancel, done: done, acked: make(chan struct{}), prefix: prefix, id: id}, nil
+	return &edgeStream{w: w, rc: http.NewResponseController(w), cancel: cancel, done: done, acked: make(chan struct{}), prefix: prefix, id: id}, nil
 }
 
 // ID is "": a 2026-07-28 stream has no session.
@@ -257,7 +258,7 @@ func (s *edgeStream) Flush() error {
 	if s.ended {
 		return errStreamEnded
 	}
-	if err := http.NewResponseController(s.w).Flush(); err != nil {
+	if err := s.rc.Flush(); err != nil {
 		s.fail()
 		return err
 	}
@@ -351,7 +352,7 @@ func writeEvent(w http.ResponseWriter, msg []byte) error {
 // write blocked on a client that stopped reading is given up at once.
 func (s *edgeStream) stop() {
 	if !s.mu.TryLock() {
-		_ = http.NewResponseController(s.w).SetWriteDeadline(time.Now())
+		_ = s.rc.SetWriteDeadline(time.Now())
 		s.mu.Lock()
 	}
 	defer s.mu.Unlock()

@@ -179,7 +179,10 @@ func BenchmarkFanout(b *testing.B) {
 		all = append(all[:len(all):len(all)], fullRows...)
 	}
 	for _, r := range all {
-		for _, server := range []string{mcpres, gosdkLoop, gosdkGoroutine} {
+		for _, server := range []string{mcpres, mcpresGoSDK, gosdkLoop, gosdkGoroutine} {
+			if server == mcpresGoSDK && r.era == sessions {
+				continue // the same path as mcpres's
+			}
 			b.Run(r.name()+"/server="+server, func(b *testing.B) {
 				for range b.N {
 					measure(b, server, r)

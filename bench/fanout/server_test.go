@@ -29,7 +29,8 @@ import (
 
 // The servers a run compares.
 const (
-	mcpres         = "mcpres"          // a resource.Registry behind serve.Handler; reg.Changed
+	mcpres         = "mcpres"          // a resource.Registry behind serve.Handler, which serves listens at the edge; reg.Changed
+	mcpresGoSDK    = "mcpres-gosdk"    // the same, but its listens served by go-sdk (no serve.Options.Registry)
 	gosdkLoop      = "gosdk-loop"      // plain go-sdk; ResourceUpdated in the driver's loop
 	gosdkGoroutine = "gosdk-goroutine" // plain go-sdk; ResourceUpdated in a goroutine per change
 )
@@ -78,7 +79,7 @@ func runServer(kind string, m int) error {
 	var changed func(uri string)
 	var hs *http.Server
 	switch kind {
-	case mcpres:
+	case mcpres, mcpresGoSDK:
 		// The totals are lifted; each caller's caps stay at their
 		// defaults, as the client opens ten streams from each network
 		// (see clientNetwork).
@@ -100,6 +101,9 @@ func runServer(kind string, m int) error {
 		}
 		edge := serve.Options{Logger: quiet, MaxStreams: subscribe.NoLimit, MaxSessions: subscribe.NoLimit,
 			MaxSessionBytes: subscribe.NoLimit}
+		if kind == mcpres {
+			edge.Registry = reg
+		}
 		if endpoint, err = serve.Handler(server, &edge); err != nil {
 			return err
 		}

@@ -116,8 +116,10 @@ func (d *Delivery[G]) dispatch(j sendJob[G]) {
 // it, until none comes for senderIdle or d is closed.
 func (d *Delivery[G]) sender(j sendJob[G]) {
 	var idle *time.Timer
+	var t sendContext
+	defer t.end()
 	for {
-		d.send(j.s, j.rec)
+		d.send(j.s, j.rec, &t)
 		if idle == nil {
 			idle = time.NewTimer(senderIdle)
 		} else {
@@ -141,36 +143,22 @@ func (d *Delivery[G]) sender(j sendJob[G]) {
 // session's; another server's session sends its own (Session.Updated),
 // and, if it is a Flusher, is flushed once its queue is empty.
 //
-// A context ending sendTimeout after it is made bounds each send; it
-// serves the sends of a drain until half of that is left, since a timer
-// for each notification would cost as much as a small send, on the
-// fan-out's hot path. Each send thus has at least sendTimeout/2.
-func (d *Delivery[G]) send(s Key, rec *record[G]) {
-	var ctx context.Context
-	var cancel context.CancelFunc
-	var deadline time.Time
+// A sending goroutine's context bounds each send (sendContext).
+func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
 	unsent := false // another server's session was sent to since it was flushed
 	for {
 		rec.sendMu.Lock()
 		if len(rec.queue) == 0 || d.ctx.Err() != nil {
-			rec.sendMu.Unlock()
 			if f, ok := s.Other.(Flusher); ok && unsent && d.ctx.Err() == nil {
+				rec.sendMu.Unlock()
 				unsent = false
 				if err := f.Flush(); err != nil {
 					d.opts.Logger.Warn("notifications not sent", "session_id", s.ID(), "error", err)
 				}
 				continue // more may have come while it flushed
 			}
-			rec.sendMu.Lock()
-			if len(rec.queue) > 0 && d.ctx.Err() == nil {
-				rec.sendMu.Unlock()
-				continue
-			}
 			rec.queue, rec.sending = nil, false
 			rec.sendMu.Unlock()
-			if cancel != nil {
-				cancel()
-			}
 			d.mu.Lock()
 			d.release(s, rec)
 			d.mu.Unlock()
@@ -183,13 +171,7 @@ func (d *Delivery[G]) send(s Key, rec *record[G]) {
 		if q.granted && !d.opts.Allowed(d.ctx, s, q.uri, q.grant) {
 			continue
 		}
-		if ctx == nil || time.Until(deadline) < sendTimeout/2 {
-			if cancel != nil {
-				cancel()
-			}
-			deadline = time.Now().Add(sendTimeout)
-			ctx, cancel = context.WithDeadline(d.ctx, deadline)
-		}
+		ctx := t.get(d.ctx)
 		var err error
 		if q.next != nil {
 			_, err = q.next(ctx, q.method, q.req)
@@ -203,6 +185,34 @@ func (d *Delivery[G]) send(s Key, rec *record[G]) {
 		case err == nil && d.opts.Sent != nil:
 			d.opts.Sent(q.method, q.uri)
 		}
+	}
+}
+
+// A sendContext is the context a sending goroutine bounds its sends
+// with: made with a deadline sendTimeout ahead, and made again once less
+// than half of that is left, so that each send has at least
+// sendTimeout/2, and a fan-out to thousands of sessions does not make a
+// timer for each notification, which would cost as much as a small send.
+type sendContext struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	deadline time.Time
+}
+
+// get returns the context for the next send, within parent.
+func (t *sendContext) get(parent context.Context) context.Context {
+	if t.ctx == nil || time.Until(t.deadline) < sendTimeout/2 {
+		t.end()
+		t.deadline = time.Now().Add(sendTimeout)
+		t.ctx, t.cancel = context.WithDeadline(parent, t.deadline)
+	}
+	return t.ctx
+}
+
+// end releases the context's timer.
+func (t *sendContext) end() {
+	if t.cancel != nil {
+		t.cancel()
 	}
 }
 
