@@ -64,6 +64,7 @@ type goSDKHandler struct {
 	server              *mcp.Server
 	stateful, stateless http.Handler
 	listens             *resource.Registry // serves the server's listens at the edge (listen.go); nil if none
+	lists               *listChanged       // the listens at the edge that take list_changed
 }
 
 func (h *goSDKHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -84,7 +85,7 @@ func (h *goSDKHandler) withListens(reg *resource.Registry) *goSDKHandler {
 		return h
 	}
 	c := *h
-	c.listens = reg
+	c.listens, c.lists = reg, &listChanged{reg: reg}
 	return &c
 }
 

@@ -31,6 +31,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpres/mcpres/internal/protocol"
+	"github.com/mcpres/mcpres/resource"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -62,11 +63,64 @@ func (h *goSDKHandler) serveListen(w http.ResponseWriter, req *http.Request) boo
 		return true
 	}
 	defer end()
-	if s.acknowledge(q.Params.Notifications.ResourceSubscriptions) {
-		<-ctx.Done()
+	n := q.Params.Notifications
+	if n.ResourcesListChanged {
+		s.listChanged = make(chan struct{}, 1)
+		h.lists.add(s)
+		defer h.lists.remove(s)
+	}
+	if s.acknowledge(n) {
+		s.wait(ctx)
 	}
 	s.stop()
 	return true
+}
+
+// A listChanged is the set of an edge's listen streams that take
+// notifications/resources/list_changed, and the registry's call that
+// tells them (Registry.Attach), while there are any.
+type listChanged struct {
+	reg *resource.Registry
+
+	mu      sync.Mutex
+	streams map[*edgeStream]struct{}
+	detach  func() // nil while there is no stream
+}
+
+func (l *listChanged) add(s *edgeStream) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.streams == nil {
+		l.streams = make(map[*edgeStream]struct{})
+	}
+	l.streams[s] = struct{}{}
+	if l.detach == nil {
+		l.detach = l.reg.Attach(l.changed)
+	}
+}
+
+func (l *listChanged) remove(s *edgeStream) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.streams, s)
+	if len(l.streams) == 0 && l.detach != nil {
+		l.detach()
+		l.detach = nil
+	}
+}
+
+// changed tells each stream that the list changed; each stream's own
+// handler writes it, so that a client that stopped reading holds up no
+// other. A stream told already, and not yet written to, is told once.
+func (l *listChanged) changed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for s := range l.streams {
+		select {
+		case s.listChanged <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // edgeListen returns the listen req asks for, as go-sdk would decode it,
@@ -94,7 +148,7 @@ func edgeListen(req *http.Request, body []byte) (q *mcp.SubscriptionsListenReque
 		return nil, id, false
 	}
 	n := params.Notifications
-	if n == nil || n.ToolsListChanged || n.PromptsListChanged || n.ResourcesListChanged || len(n.ResourceSubscriptions) == 0 {
+	if n == nil || n.ToolsListChanged || n.PromptsListChanged || !n.ResourcesListChanged && len(n.ResourceSubscriptions) == 0 {
 		return nil, id, false
 	}
 	if !metaAsGoSDKTakesIt(params.Meta) {
@@ -182,6 +236,9 @@ type edgeStream struct {
 	acked  chan struct{} // closed once the acknowledgment is written, or the stream ended
 	prefix []byte        // of each notification, up to its URI
 	id     jsonrpc.ID
+	// listChanged is told when the resource list changed, for a listen
+	// that asked for it; nil for one that did not.
+	listChanged chan struct{}
 
 	mu    sync.Mutex
 	ended bool   // the handler returns, or a write failed: write nothing more
@@ -272,12 +329,15 @@ func (s *edgeStream) fail() {
 }
 
 // acknowledge writes the header and the acknowledgment of the listen,
-// naming uris, as go-sdk writes them, and lets the notifications go. It
+// agreeing to n, as go-sdk writes them, and lets the notifications go. It
 // reports whether the stream is still open.
-func (s *edgeStream) acknowledge(uris []string) bool {
+func (s *edgeStream) acknowledge(n *mcp.NotificationSubscriptions) bool {
 	params, err := marshal(&mcp.SubscriptionsAcknowledgedParams{
-		Meta:          mcp.Meta{mcp.MetaKeySubscriptionID: s.id.Raw()},
-		Notifications: mcp.NotificationSubscriptions{ResourceSubscriptions: uris},
+		Meta: mcp.Meta{mcp.MetaKeySubscriptionID: s.id.Raw()},
+		Notifications: mcp.NotificationSubscriptions{
+			ResourcesListChanged:  n.ResourcesListChanged,
+			ResourceSubscriptions: n.ResourceSubscriptions,
+		},
 	})
 	var msg []byte
 	if err == nil {
@@ -299,6 +359,34 @@ func (s *edgeStream) acknowledge(uris []string) bool {
 		return false
 	}
 	return true
+}
+
+// wait holds the stream open until ctx ends, writing
+// notifications/resources/list_changed, as go-sdk writes it, each time
+// the list changed.
+func (s *edgeStream) wait(ctx context.Context) {
+	var listChanged []byte
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.listChanged:
+		}
+		if listChanged == nil {
+			params, err := marshal(&mcp.ResourceListChangedParams{Meta: mcp.Meta{mcp.MetaKeySubscriptionID: s.id.Raw()}})
+			if err == nil {
+				listChanged, err = jsonrpc.EncodeMessage(&jsonrpc.Request{Method: protocol.NotificationListChanged, Params: params})
+			}
+			if err != nil {
+				return
+			}
+		}
+		s.mu.Lock()
+		if !s.ended && writeEvent(s.w, listChanged) != nil {
+			s.fail()
+		}
+		s.mu.Unlock()
+	}
 }
 
 // refuse answers the listen id with err, as go-sdk answers a listen its

@@ -96,9 +96,10 @@ func (s *rawStream) event(t *testing.T) string {
 // TestListenAtEdgeAsGoSDK: a listen the edge serves (Options.Registry
 // set, the server NewServer's) is answered on the wire, byte for byte, as
 // go-sdk answers it behind the edge without a registry: the status, the
-// headers, the acknowledgment, each notification (URIs that encoding/json
-// escapes included) and a refusal; a listen that asks for list_changed
-// too is go-sdk's, and is answered as before.
+// headers, the acknowledgment, each notification (a URI with '&', which
+// json.Marshal would escape and go-sdk does not, included), a refusal, and
+// list_changed; a listen that asks for the list_changed of tools too is
+// go-sdk's, and is answered as before.
 func TestListenAtEdgeAsGoSDK(t *testing.T) {
 	t.Parallel()
 	reg, server := eraRegistry(t)
@@ -145,12 +146,20 @@ func TestListenAtEdgeAsGoSDK(t *testing.T) {
 			"the subscription made before the refusal is dropped")
 	})
 
-	t.Run("list_changed is go-sdk's", func(t *testing.T) {
-		subs := map[string]any{"resourceSubscriptions": []string{"docs://readme"}, "resourcesListChanged": true}
-		a, b := postListen(t, edge, `4`, subs), postListen(t, sdk, `4`, subs)
-		assert.Equal(t, b.event(t), a.event(t))
-		require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://new", Name: "new"}, resource.Text("new")))
-		assert.Equal(t, b.event(t), a.event(t))
+	t.Run("list_changed", func(t *testing.T) {
+		for i, subs := range []map[string]any{
+			{"resourceSubscriptions": []string{"docs://readme"}, "resourcesListChanged": true},
+			{"resourcesListChanged": true},
+			{"resourcesListChanged": true, "toolsListChanged": true}, // go-sdk's: the server has no tools
+		} {
+			id := strconv.Itoa(10 + i)
+			a, b := postListen(t, edge, id, subs), postListen(t, sdk, id, subs)
+			assert.Equal(t, b.event(t), a.event(t), "acknowledgment %v", subs)
+			require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://new" + id, Name: "new"}, resource.Text("new")))
+			assert.Equal(t, b.event(t), a.event(t), "list_changed %v", subs)
+			a.close()
+			b.close()
+		}
 	})
 }
 

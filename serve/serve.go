@@ -17,7 +17,11 @@
 //   - gives event streams X-Accel-Buffering: no, and an SSE comment once
 //     quiet, so that proxies neither buffer nor close them;
 //   - caps the sessions and listen streams each caller, and all callers
-//     together, hold open.
+//     together, hold open;
+//   - with Options.Registry, in front of a go-sdk server the registry
+//     made, serves each 2026-07-28 listen for resource subscriptions
+//     itself, as go-sdk would: a stream then holds its HTTP request and
+//     no go-sdk session.
 //
 // Handler adds an endpoint path and go-sdk's handler for every era
 // (NewGoSDKHandler). NewServer adds an http.Server's limits on headers
