@@ -38,14 +38,15 @@ func newServer() (*mcp.Server, *resource.Registry) {
 }
 
 // A server serves streamable HTTP on 127.0.0.1:8080/mcp until it is
-// interrupted, then stops gracefully.
+// interrupted, then stops gracefully. Options.Registry, the registry that
+// made the server, lets the edge serve 2026-07-28 listens itself.
 func ExampleListenAndServe() {
 	server, reg := newServer()
 	defer reg.Close() // after the server has stopped
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve.ListenAndServe(ctx, "127.0.0.1:8080", server, nil); err != nil {
+	if err := serve.ListenAndServe(ctx, "127.0.0.1:8080", server, &serve.Options{Registry: reg}); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -59,6 +59,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -130,6 +131,7 @@ func runServer(caps string) error {
 	if err != nil {
 		return err
 	}
+	edge.Registry = reg // the edge serves listens itself, as the docs tell a deployment to
 	endpoint, err := serve.Handler(server, &edge)
 	if err != nil {
 		return err
@@ -168,10 +170,25 @@ func runServer(caps string) error {
 	if err != nil {
 		return err
 	}
+	if file := os.Getenv(profileEnv); file != "" {
+		f, err := os.Create(file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	go hs.Serve(ln)
 	io.Copy(io.Discard, os.Stdin)
 	return hs.Close()
 }
+
+// profileEnv names a file for the server's CPU profile over its whole
+// run, to see where an attack's CPU goes.
+const profileEnv = "MCPRES_CAPS_CPUPROFILE"
 
 // rss returns the process's resident set in bytes, from /proc (0
 // elsewhere).
