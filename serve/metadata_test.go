@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -381,4 +382,43 @@ func TestMetadataReadsBodyWithinLimit(t *testing.T) {
 	// the limit: past it, the id is not known.
 	a = post(t, c, url, pad(2*limit), mirrored("resources/list", "").with("Mcp-Method", "resources/list"))
 	requireHeaderMismatch(t, a, false, "refused over the limit")
+}
+
+// A batch is known by its first byte, before the rest of its body is
+// read: one of a version without batches is refused at once. The client
+// here sends "[" and waits: the answer comes before ReadTimeout (an
+// hour).
+func TestMetadataBatchKnownByFirstByte(t *testing.T) {
+	t.Parallel()
+	url, c := metadataServer(t, &serve.Options{ReadTimeout: time.Hour}, nil)
+	for _, tc := range []struct {
+		name   string
+		h      headers
+		status int
+	}{
+		{"a version without batches", headers{"Mcp-Protocol-Version", "2025-11-25"}, http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pr, pw := io.Pipe()
+			t.Cleanup(func() { pw.Close() })
+			// Were the body awaited, the request would fail here.
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, pr)
+			require.NoError(t, err)
+			req.ContentLength = 2 << 20
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for i := 0; i+1 < len(tc.h); i += 2 {
+				req.Header.Add(tc.h[i], tc.h[i+1])
+			}
+			go pw.Write([]byte("\n ["))
+			res, err := c.Do(req)
+			require.NoError(t, err)
+			defer res.Body.Close()
+			body, _ := io.ReadAll(res.Body)
+			assert.Equal(t, tc.status, res.StatusCode, "%s", body)
+		})
+	}
 }
