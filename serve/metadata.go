@@ -7,7 +7,8 @@ package serve
 // What the check costs is bounded by what the handler's own decoding of
 // the body costs. The body of a session the edge does not hold is not
 // read: the handler answers 404 for it. A batch of a version that has
-// none is refused on its first byte, before the rest is read.
+// none is refused on its first byte, before the rest is read. Any other
+// batch go-sdk's handler checks itself, and gets unread.
 
 import (
 	"bytes"
@@ -33,9 +34,10 @@ func modern(req *http.Request) bool {
 // checkBody reads the body of req, a POST, and checks it against the
 // request's metadata headers. If the body is too long, too slow, a batch
 // its version forbids, or breaks a rule, it answers and returns false.
-// The body of a session the gate does not hold it leaves unread, bounded
-// in size and time. Otherwise it returns the request to serve, whose body
-// reads the same bytes again, and whose Mcp-Name is decoded.
+// The body of a session the gate does not hold, and a batch for a handler
+// that checks batches itself, it leaves unread past its first byte,
+// bounded in size and time. Otherwise it returns the request to serve,
+// whose body reads the same bytes again, and whose Mcp-Name is decoded.
 func (g *guard) checkBody(w http.ResponseWriter, req *http.Request) (*http.Request, bool) {
 	isModern := modern(req)
 	name, decoded, err := reqmeta.Headers(req.Header, isModern)
@@ -65,6 +67,22 @@ func (g *guard) checkBody(w http.ResponseWriter, req *http.Request) (*http.Reque
 			slog.String("mcp_protocol_version", reqmeta.Bounded(version)))
 		refuseBatch(w)
 		return nil, false
+	}
+	if g.handlerChecksBatches && reqmeta.IsBatch(head) {
+		// A batch is never of 2026-07-28, which alone has mirrored
+		// headers: "The body of the HTTP POST MUST be a single JSON-RPC
+		// request or notification" (2026-07-28, transports, Sending
+		// Messages). Its version is the header's, older, or 2025-03-26
+		// if there is none ("A server that supports clients implementing
+		// protocol versions earlier than 2025-06-18 ... MAY treat a
+		// request that omits the header as protocol version
+		// 2025-03-26"). A message of it whose _meta names a protocol
+		// version all the same is go-sdk's to refuse, and it does
+		// (behaviour 4 of gosdk.go): the edge leaves the body unread,
+		// bounded in size and time, rather than scan what go-sdk
+		// decodes whole after it.
+		req.Body = http.MaxBytesReader(w, replayBody{io.MultiReader(bytes.NewReader(head), req.Body), req.Body}, g.o.MaxBodyBytes)
+		return req, true
 	}
 	body, err := g.readRest(w, req, head)
 	if err != nil {
