@@ -185,16 +185,15 @@ func (g *guard) readRest(w http.ResponseWriter, req *http.Request, head []byte) 
 		return head, nil
 	}
 	limit := g.o.MaxBodyBytes
-	buf := bytes.NewBuffer(head)
-	_, err := buf.ReadFrom(io.LimitReader(req.Body, limit+1-int64(len(head))))
-	switch {
-	case err != nil:
+	body, err := io.ReadAll(io.MultiReader(bytes.NewReader(head), io.LimitReader(req.Body, limit+1-int64(len(head)))))
+	if err != nil {
 		return nil, err
-	case int64(buf.Len()) > limit:
+	}
+	if int64(len(body)) > limit {
 		return nil, errTooLarge
 	}
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-	return buf.Bytes(), nil
+	return body, nil
 }
 
 // A replayBody reads what the edge read of a request's body, and closes
