@@ -17,6 +17,13 @@ package serve
 //     404 for a session that ended, and Server.Sessions lists the open
 //     ones; ServerSession.Close ends one, which the handler then answers
 //     404 for. The session caps (sessions.go) count by them.
+//  4. batchMeta: a stateful handler decodes each message of a batch, and
+//     refuses the whole POST with 400 if a request or notification of it
+//     names in its _meta a protocol version other than the
+//     Mcp-Protocol-Version header's (older than 2025-06-18, or none), in
+//     a session or without one: the edge's rule for a body of an older
+//     version (internal/reqmeta's Body). So the edge leaves a batch to
+//     go-sdk unscanned (metadata.go): go-sdk decodes it whole anyway.
 
 import (
 	"iter"

@@ -120,3 +120,40 @@ func TestSDKHeaderChecks(t *testing.T) {
 	require.NoError(t, json.Unmarshal(fields["error"], &jerr), "%s", a.body)
 	assert.NotEqualValues(t, -32020, jerr.Code, changed(2, "headerChecks")+": Mcp-Name decoded by go-sdk: %s", jerr.Message)
 }
+
+// 4: a stateful handler decodes each message of a batch, and refuses the
+// POST with 400 if one names a protocol version in _meta other than the
+// header's: a request or a notification, without a session or in one,
+// with no version header or an older one, and whichever of two _meta
+// objects or version keys holds it. Without such a message, the batch is
+// served.
+func TestSDKBatchMeta(t *testing.T) {
+	t.Parallel()
+	_, server := eraRegistry(t)
+	hs := httptest.NewServer(serve.NewGoSDKHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: time.Hour}))
+	t.Cleanup(hs.Close)
+	c := mcptest.HTTPClient(t, "")
+	cs := mcptest.ConnectHTTP(t, hs.URL, "", "2025-11-25", nil)
+	require.NotEmpty(t, cs.ID())
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	version := `"` + mcp.MetaKeyProtocolVersion + `"`
+	notification := `{"jsonrpc":"2.0","method":"notifications/roots/list_changed","params":{"_meta":{` + version + `:"2026-07-28"}}}`
+	for name, body := range map[string]string{
+		"a request":                     `[` + ping + `,` + readBody("2026-07-28") + `]`,
+		"a request of an older version": `[` + ping + `,` + readBody("2025-11-25") + `]`,
+		"a notification":                `[` + ping + `,` + notification + `]`,
+		"server/discover":               `[` + modern("server/discover", "", "2026-07-28") + `]`,
+		// Of two _meta objects it reads both, and of two version keys the
+		// last: either way, a version.
+		"_meta twice, the version first": `[{"jsonrpc":"2.0","id":3,"method":"resources/list","params":{"_meta":{` + version + `:"2026-07-28"},"_meta":{}}}]`,
+		"_meta twice, the version last":  `[{"jsonrpc":"2.0","id":3,"method":"resources/list","params":{"_meta":{},"_meta":{` + version + `:"2026-07-28"}}}]`,
+		"the version twice":              `[{"jsonrpc":"2.0","id":3,"method":"resources/list","params":{"_meta":{` + version + `:"2026-07-28",` + version + `:"2025-03-26"}}}]`,
+	} {
+		for _, h := range []headers{nil, {"Mcp-Protocol-Version", "2025-03-26"}, {"Mcp-Session-Id", cs.ID()}} {
+			a := post(t, c, hs.URL, body, h)
+			assert.Equal(t, http.StatusBadRequest, a.status, "%s: %s, %v: %s", changed(4, "batchMeta"), name, h, a.body)
+		}
+	}
+	a := post(t, c, hs.URL, `[`+ping+`]`, nil)
+	assert.Equal(t, http.StatusOK, a.status, "%s: pings: %s", changed(4, "batchMeta"), a.body)
+}

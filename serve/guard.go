@@ -41,7 +41,9 @@ import (
 //   - Origin, CORS, the body limits, keep-alive and the client address
 //     need nothing.
 //   - The request-metadata check reads the body itself; h reads the same
-//     bytes after it.
+//     bytes after it. A batch of a version that has batches the edge
+//     leaves unread for go-sdk's handler (NewGoSDKHandler), which checks
+//     each of its messages itself; for any other h it checks them.
 //   - The session caps need h to name a new session in the
 //     Mcp-Session-Id header of the answer to the POST that opened it, and
 //     to answer 404 for a session that ended. A session idle for
@@ -73,6 +75,10 @@ type guard struct {
 	sessions *sessionGate
 	streams  *streamGate
 	refusals refusals
+	// handlerChecksBatches: the handler is go-sdk's (NewGoSDKHandler),
+	// which refuses a batch message whose _meta names a protocol version
+	// itself (behaviour 4 of gosdk.go), so the edge does not scan batches.
+	handlerChecksBatches bool
 }
 
 // guard is Guard, with o checked.
@@ -86,16 +92,18 @@ func (o *Options) guard(h http.Handler) (http.Handler, error) {
 	}
 	var live func() iter.Seq[string]
 	end := deleteSession(h)
-	if sdk, ok := h.(*goSDKHandler); ok {
+	sdk, isSDK := h.(*goSDKHandler)
+	if isSDK {
 		sdk = sdk.withListens(o.Registry)
 		h, live, end = sdk, sdk.sessionIDs, sdk.closeSession
 	}
 	g := &guard{
-		o:        *o,
-		origins:  policy,
-		sessions: newSessionGate(o, live, end),
-		streams:  newStreamGate(o),
-		refusals: refusals{log: o.Logger},
+		o:                    *o,
+		origins:              policy,
+		sessions:             newSessionGate(o, live, end),
+		streams:              newStreamGate(o),
+		refusals:             refusals{log: o.Logger},
+		handlerChecksBatches: isSDK,
 	}
 	g.inner = &capped{g: g, next: h}
 	if o.Wrap != nil {

@@ -1,11 +1,14 @@
 package serve_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -250,7 +253,6 @@ func TestMetadataRefusesMismatch(t *testing.T) {
 		{"header missing, _meta escaped", "mcpres",
 			strings.Replace(read, `"io.modelcontextprotocol/protocolVersion"`, `"io.modelcontextprotocol\/protocolVersion"`, 1),
 			readHeaders.without("Mcp-Protocol-Version")},
-		{"header missing, a batch", "mcpres", `[` + read + `]`, readHeaders.without("Mcp-Protocol-Version")},
 		// Two Mcp-Protocol-Version lines: go-sdk and the routing read the
 		// first, a proxy may read the last.
 		{"header twice, older first", "mcpres", read,
@@ -381,4 +383,84 @@ func TestMetadataReadsBodyWithinLimit(t *testing.T) {
 	// the limit: past it, the id is not known.
 	a = post(t, c, url, pad(2*limit), mirrored("resources/list", "").with("Mcp-Method", "resources/list"))
 	requireHeaderMismatch(t, a, false, "refused over the limit")
+}
+
+// A batch is never of 2026-07-28 ("The body of the HTTP POST MUST be a
+// single JSON-RPC request or notification"), and the edge leaves one of
+// an older version unread for go-sdk's handler, which refuses a message
+// of it that names a protocol version in _meta itself (behaviour 4 of
+// serve/gosdk.go): 400, and its -32022. In front of another handler the
+// edge scans the batch, and refuses the same message with -32020. A
+// batch of 2025-03-26 without such a message, with no session, is served.
+func TestMetadataBatchOfOlderVersion(t *testing.T) {
+	t.Parallel()
+	url, c := metadataServer(t, nil, &mcp.StreamableHTTPOptions{SessionTimeout: time.Hour})
+	batch := `[` + readBody("2026-07-28") + `]`
+	for _, h := range []headers{nil, {"Mcp-Protocol-Version", "2025-03-26"}} {
+		a := post(t, c, url, batch, h)
+		require.Equal(t, http.StatusBadRequest, a.status, "%v: %s", h, a.body)
+		assert.NotContains(t, string(a.body), "header mismatch", "%v: not the edge's refusal", h)
+	}
+
+	// Served: two pings, before any session (go-sdk answers ping then).
+	pings := `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`
+	a := post(t, c, url, pings, nil)
+	require.Equal(t, http.StatusOK, a.status, "%s", a.body)
+	assert.Contains(t, string(a.body), `"id":1`)
+	assert.Contains(t, string(a.body), `"id":2`)
+
+	// Another handler: the edge scans the batch.
+	var served atomic.Int32
+	h, err := serve.Guard(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		served.Add(1)
+		w.WriteHeader(http.StatusAccepted)
+	}), &serve.Options{Logger: quietLogger()})
+	require.NoError(t, err)
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	requireHeaderMismatch(t, post(t, c, hs.URL, batch, nil), true, "another handler")
+	assert.Zero(t, served.Load(), "another handler: the batch reached it")
+	assert.Equal(t, http.StatusAccepted, post(t, c, hs.URL, pings, nil).status, "another handler: pings")
+}
+
+// A batch is known by its first byte, before the rest of its body is
+// read: one of a version without batches is refused at once, and one of
+// an older version goes on to go-sdk's handler, unread, where a body
+// too large to open a session is refused at the session caps (429).
+// The client here sends "[" and waits: the answers come before
+// ReadTimeout (an hour).
+func TestMetadataBatchKnownByFirstByte(t *testing.T) {
+	t.Parallel()
+	url, c := metadataServer(t, &serve.Options{ReadTimeout: time.Hour}, nil)
+	for _, tc := range []struct {
+		name   string
+		h      headers
+		status int
+	}{
+		{"a version without batches", headers{"Mcp-Protocol-Version", "2025-11-25"}, http.StatusBadRequest},
+		{"no version, no session, 2 MiB", nil, http.StatusTooManyRequests},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pr, pw := io.Pipe()
+			t.Cleanup(func() { pw.Close() })
+			// Were the body awaited, the request would fail here.
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, pr)
+			require.NoError(t, err)
+			req.ContentLength = 2 << 20
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for i := 0; i+1 < len(tc.h); i += 2 {
+				req.Header.Add(tc.h[i], tc.h[i+1])
+			}
+			go pw.Write([]byte("\n ["))
+			res, err := c.Do(req)
+			require.NoError(t, err)
+			defer res.Body.Close()
+			body, _ := io.ReadAll(res.Body)
+			assert.Equal(t, tc.status, res.StatusCode, "%s", body)
+		})
+	}
 }

@@ -257,9 +257,13 @@ func Mirrored(body []byte, h http.Header, name, version string) (jsonrpc.ID, err
 // header is its session's version. Without it, a server "SHOULD assume
 // protocol version 2025-03-26", which has batches.
 func Batched(body []byte, version string) bool {
-	if version < protocol.Version20250618 {
-		return false
-	}
+	return version >= protocol.Version20250618 && IsBatch(body)
+}
+
+// IsBatch reports whether body, or its first bytes, begin a JSON-RPC
+// batch: its first byte other than JSON white space is '['. A body of
+// white space alone, so far, is not one.
+func IsBatch(body []byte) bool {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	return len(trimmed) > 0 && trimmed[0] == '['
 }
