@@ -53,8 +53,30 @@ func newCapsFixture(t *testing.T, opts resource.Options) *capsFixture {
 	f.reg = reg
 	f.server, err = reg.NewServer(&mcp.Implementation{Name: "caps", Version: "v0"}, &mcp.ServerOptions{Logger: quietLogger()})
 	require.NoError(t, err)
-	f.url = serveHTTP(t, f.server, &serve.Options{ClientAddressHeader: "X-Client"})
+	edge := &serve.Options{ClientAddressHeader: "X-Client"}
+	if strings.Contains(t.Name(), "/edge/") { // TestCapsWithListensAtTheEdge
+		edge.Registry = reg
+	}
+	f.url = serveHTTP(t, f.server, edge)
 	return f
+}
+
+// TestCapsWithListensAtTheEdge runs the caps tests again with the HTTP
+// edge serving 2026-07-28 listens itself (serve.Options.Registry, so
+// Registry.OpenListen), rather than go-sdk: the caps, the byte budgets
+// and the shedding at the totals hold the same.
+func TestCapsWithListensAtTheEdge(t *testing.T) {
+	for name, test := range map[string]func(*testing.T){
+		"SubscriptionsPerCallerAcrossSessions": TestSubscriptionsPerCallerAcrossSessions,
+		"SubscriptionsPerListenStream":         TestSubscriptionsPerListenStream,
+		"SubscriptionsPerCallerAcrossListens":  TestSubscriptionsPerCallerAcrossListens,
+		"SubscriptionsInAll":                   TestSubscriptionsInAll,
+		"SubscriptionBytesPerCaller":           TestSubscriptionBytesPerCaller,
+		"SubscriptionBytesInAll":               TestSubscriptionBytesInAll,
+		"SubscriptionsInAllShedTheHeaviest":    TestSubscriptionsInAllShedTheHeaviest,
+	} {
+		t.Run("edge/"+name, test)
+	}
 }
 
 // client returns an HTTP client whose requests name caller.
