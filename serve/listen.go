@@ -69,6 +69,9 @@ func (h *goSDKHandler) serveListen(w http.ResponseWriter, req *http.Request) boo
 		h.lists.add(s)
 		defer h.lists.remove(s)
 	}
+	// A write blocked on a client that stopped reading is given up when
+	// the listen ends, whichever goroutine is writing.
+	defer context.AfterFunc(ctx, s.interrupt)()
 	if s.acknowledge(n) {
 		s.wait(ctx)
 	}
@@ -436,13 +439,23 @@ func writeEvent(w http.ResponseWriter, msg []byte) error {
 	return http.NewResponseController(w).Flush()
 }
 
-// stop ends the stream once the listen has: nothing is written after. A
-// write blocked on a client that stopped reading is given up at once.
-func (s *edgeStream) stop() {
-	if !s.mu.TryLock() {
-		_ = s.rc.SetWriteDeadline(time.Now())
-		s.mu.Lock()
+// interrupt ends the stream once the listen has: nothing is written
+// after, and a write under way, blocked on a client that stopped
+// reading, is given up at once.
+func (s *edgeStream) interrupt() {
+	if s.mu.TryLock() {
+		s.ended = true
+		s.mu.Unlock()
+		return
 	}
+	_ = s.rc.SetWriteDeadline(time.Now())
+}
+
+// stop ends the stream before the handler returns: nothing is written
+// after.
+func (s *edgeStream) stop() {
+	s.interrupt()
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ended = true
 }

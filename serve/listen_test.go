@@ -195,12 +195,12 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 
 // TestStalledListenAtEdge: a client that stops reading its listen stream
 // holds up no other listen, and when the stream gate closes its stream to
-// make room, the write blocked on it is given up: the stream ends and
-// its subscriptions are dropped.
+// make room, the write blocked on it is given up, and the list_changed
+// waiting behind it: the stream ends and its subscriptions are dropped.
 func TestStalledListenAtEdge(t *testing.T) {
 	t.Parallel()
 	reg, err := resource.NewRegistry(&resource.Options{Logger: quietLogger(),
-		Subscriptions: resource.SubscriptionOptions{Window: time.Millisecond}})
+		Subscriptions: resource.SubscriptionOptions{Window: time.Millisecond}, ListChangedDelay: time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { reg.Close() })
 	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "big://r/{n}", Name: "r"},
@@ -228,7 +228,7 @@ func TestStalledListenAtEdge(t *testing.T) {
 	require.NoError(t, conn.(*net.TCPConn).SetReadBuffer(4096))
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": protocol.MethodListen,
 		"params": map[string]any{"_meta": map[string]any{mcp.MetaKeyProtocolVersion: "2026-07-28", mcp.MetaKeyClientCapabilities: map[string]any{}},
-			"notifications": map[string]any{"resourceSubscriptions": uris}}})
+			"notifications": map[string]any{"resourceSubscriptions": uris, "resourcesListChanged": true}}})
 	require.NoError(t, err)
 	_, err = fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nX-Client: 10.0.0.1\r\nContent-Type: application/json\r\n"+
 		"Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\n"+
@@ -246,6 +246,11 @@ func TestStalledListenAtEdge(t *testing.T) {
 			require.Contains(t, alice.event(t), "resources/updated", "round %d", round)
 		}
 	}
+
+	// The list changes: the stalled stream's handler, which writes its
+	// list_changed, waits behind the write blocked on its client.
+	require.NoError(t, reg.Add(&mcp.Resource{URI: "big://other", Name: "other"}, resource.Text("other")))
+	time.Sleep(50 * time.Millisecond) // real clock: the registry's ListChangedDelay (1 ms) passes, and the handler takes its turn
 
 	// mallory's second listen; then bob's, at the total of three: the
 	// gate closes mallory's oldest, the stalled one.
