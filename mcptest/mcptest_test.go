@@ -25,17 +25,28 @@ import (
 const quickstartResources = 5
 
 // TestQuickstart builds the quickstart example and drives it with the
-// helpers, in subtests that share the binary.
+// helpers, in parallel subtests that share the binary, each with servers
+// of its own.
 func TestQuickstart(t *testing.T) {
 	bin := mcptest.Build(t, "../examples/quickstart")
 	require.FileExists(t, bin)
 	require.Contains(t, bin, "quickstart")
-	t.Run("Stderr", func(t *testing.T) { testStderr(t, bin) })
-	t.Run("Stdio", func(t *testing.T) { testStdio(t, bin) })
-	t.Run("StartHTTP", func(t *testing.T) { testStartHTTP(t, bin) })
-	t.Run("StartServer", func(t *testing.T) { testStartServer(t, bin) })
-	t.Run("SubscribeHTTP", func(t *testing.T) { testSubscribeHTTP(t, bin) })
-	t.Run("ContinueWalk", func(t *testing.T) { testContinueWalk(t, bin) })
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, string)
+	}{
+		{"Stderr", testStderr},
+		{"Stdio", testStdio},
+		{"StartHTTP", testStartHTTP},
+		{"StartServer", testStartServer},
+		{"SubscribeHTTP", testSubscribeHTTP},
+		{"ContinueWalk", testContinueWalk},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.test(t, bin)
+		})
+	}
 }
 
 // A walk goes on across a restart when the server keeps its cursor keys,
