@@ -554,9 +554,11 @@ func goCommands(t *testing.T) []goCommand {
 // ended; an address it is told to listen on is replaced with a free port.
 //
 // What they install and build goes to a directory of the user's cache
-// kept for this checkout (outputDir), not the test's: the go command then
-// links again only what changed since the last run, and each command
-// still builds its packages from source. The go commands run one at a
+// kept for this checkout (outputDir), not the test's, in a directory
+// named after the command, so that moving it on its page does not leave
+// another behind: the go command then links again only what changed
+// since the last run, and each command still builds its packages from
+// source. The go commands run one at a
 // time, in the order of the pages; the servers started then run together.
 func TestShellGoCommandsWork(t *testing.T) {
 	if testing.Short() {
@@ -574,14 +576,14 @@ func TestShellGoCommandsWork(t *testing.T) {
 		t.Run(c.where, func(t *testing.T) {
 			switch c.sub {
 			case "install":
-				dir := filepath.Join(out, "install", fileName(c.where))
+				dir := filepath.Join(out, "install", fileName(c.line))
 				cmd := exec.Command("go", append([]string{"install"}, c.args...)...)
 				cmd.Dir, cmd.Env = root, append(os.Environ(), "GOBIN="+dir)
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("%s: %v\n%s", c.line, err, out)
 				}
 			case "build":
-				args := []string{"build", "-o", filepath.Join(out, "build", fileName(c.where)) + string(filepath.Separator)}
+				args := []string{"build", "-o", filepath.Join(out, "build", fileName(c.line)) + string(filepath.Separator)}
 				for i := 0; i < len(c.args); i++ {
 					if c.args[i] == "-o" {
 						i++ // the page's output path, left alone
