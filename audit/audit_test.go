@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpres/mcpres/audit"
@@ -24,43 +25,46 @@ func TestCleanRegistry(t *testing.T) {
 	for _, version := range eras {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			reg, err := resource.NewRegistry(&resource.Options{Logger: quiet, PageSize: 7, Subscriptions: resource.SubscriptionOptions{Window: time.Millisecond}})
-			require.NoError(t, err)
-			t.Cleanup(func() { reg.Close() })
-			for i := range 30 {
-				require.NoError(t, reg.Add(&mcp.Resource{URI: fmt.Sprintf("docs://notes/%02d.txt", i), Name: fmt.Sprintf("note %d", i), MIMEType: "text/plain"}, resource.Text(fmt.Sprintf("note %d", i))))
-			}
-			require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://config.json", Name: "config", MIMEType: "application/json"}, resource.Text(`{"ok": true}`)))
-			require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://logo.png", Name: "logo", MIMEType: "image/png"}, resource.Bytes([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"))))
-			ids := []string{"1", "2", "3"}
-			require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "items://{id}", Name: "item", MIMEType: "text/plain"},
-				func(_ context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
-					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "item " + vars.Get("id")}}}, nil
-				},
-				resource.WithCompleter("id", func(_ context.Context, partial string, _ map[string]string) ([]string, error) { return ids, nil }),
-				resource.WithExists(func(_ context.Context, vars resource.Vars) (bool, error) {
-					return slices.Contains(ids, vars.Get("id")), nil
-				})))
-			server, err := reg.NewServer(&mcp.Implementation{Name: "clean"}, &mcp.ServerOptions{Logger: quiet})
-			require.NoError(t, err)
-			u := &audit.Updates{}
-			cs := connect(t, server, version, u)
-			n := 0
-			r := run(t, cs, &audit.Options{Updates: u, Wait: 3 * time.Second,
-				Change: func(_ context.Context, uri string) error { return reg.Changed(uri) },
-				ChangeList: func(context.Context) error {
-					n++
-					return reg.Add(&mcp.Resource{URI: fmt.Sprintf("docs://new/%d.txt", n), Name: "new", MIMEType: "text/plain"}, resource.Text("new"))
-				}})
-			assert.Empty(t, r.Findings, "%s", r)
-			assert.Equal(t, 32, r.Resources)
-			assert.Equal(t, 1, r.Templates)
-			assert.Equal(t, 32, r.Reads)
-			assert.Empty(t, r.Skipped, "every check was made")
-			for id, why := range r.Unchecked {
-				assert.Contains(t, why, "not a rule of protocol", id)
-			}
-			assert.False(t, r.FailedAt(audit.Advice))
+			// In a bubble, whose clock makes the audit's Wait take no time.
+			synctest.Test(t, func(t *testing.T) {
+				reg, err := resource.NewRegistry(&resource.Options{Logger: quiet, PageSize: 7, Subscriptions: resource.SubscriptionOptions{Window: time.Millisecond}})
+				require.NoError(t, err)
+				t.Cleanup(func() { reg.Close() })
+				for i := range 30 {
+					require.NoError(t, reg.Add(&mcp.Resource{URI: fmt.Sprintf("docs://notes/%02d.txt", i), Name: fmt.Sprintf("note %d", i), MIMEType: "text/plain"}, resource.Text(fmt.Sprintf("note %d", i))))
+				}
+				require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://config.json", Name: "config", MIMEType: "application/json"}, resource.Text(`{"ok": true}`)))
+				require.NoError(t, reg.Add(&mcp.Resource{URI: "docs://logo.png", Name: "logo", MIMEType: "image/png"}, resource.Bytes([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"))))
+				ids := []string{"1", "2", "3"}
+				require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "items://{id}", Name: "item", MIMEType: "text/plain"},
+					func(_ context.Context, req *mcp.ReadResourceRequest, vars resource.Vars) (*mcp.ReadResourceResult, error) {
+						return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "item " + vars.Get("id")}}}, nil
+					},
+					resource.WithCompleter("id", func(_ context.Context, partial string, _ map[string]string) ([]string, error) { return ids, nil }),
+					resource.WithExists(func(_ context.Context, vars resource.Vars) (bool, error) {
+						return slices.Contains(ids, vars.Get("id")), nil
+					})))
+				server, err := reg.NewServer(&mcp.Implementation{Name: "clean"}, &mcp.ServerOptions{Logger: quiet})
+				require.NoError(t, err)
+				u := &audit.Updates{}
+				cs := connect(t, server, version, u)
+				n := 0
+				r := run(t, cs, &audit.Options{Updates: u, Wait: 3 * time.Second,
+					Change: func(_ context.Context, uri string) error { return reg.Changed(uri) },
+					ChangeList: func(context.Context) error {
+						n++
+						return reg.Add(&mcp.Resource{URI: fmt.Sprintf("docs://new/%d.txt", n), Name: "new", MIMEType: "text/plain"}, resource.Text("new"))
+					}})
+				assert.Empty(t, r.Findings, "%s", r)
+				assert.Equal(t, 32, r.Resources)
+				assert.Equal(t, 1, r.Templates)
+				assert.Equal(t, 32, r.Reads)
+				assert.Empty(t, r.Skipped, "every check was made")
+				for id, why := range r.Unchecked {
+					assert.Contains(t, why, "not a rule of protocol", id)
+				}
+				assert.False(t, r.FailedAt(audit.Advice))
+			})
 		})
 	}
 }
@@ -108,39 +112,42 @@ func TestRulesFire(t *testing.T) {
 			}
 			t.Run(r.ID+"/"+version, func(t *testing.T) {
 				t.Parallel()
-				audited := func(broke bool) []string {
-					s := broken.Base()
-					u := &audit.Updates{}
-					opts := &audit.Options{Updates: u, Wait: time.Second}
-					// Without them no delivery is checked, which takes a second.
-					if changes {
-						opts.Change = told(s, u)
+				// In a bubble, whose clock makes the audit's Wait take no time.
+				synctest.Test(t, func(t *testing.T) {
+					audited := func(broke bool) []string {
+						s := broken.Base()
+						u := &audit.Updates{}
+						opts := &audit.Options{Updates: u, Wait: time.Second}
+						// Without them no delivery is checked, which takes a second.
+						if changes {
+							opts.Change = told(s, u)
+						}
+						if listChanges {
+							n := 0
+							opts.ChangeList = func(context.Context) error {
+								n++
+								s.AddResource(&mcp.Resource{URI: fmt.Sprintf("test://new/%d", n), Name: "new", MIMEType: "text/plain"}, nil)
+								return nil
+							}
+						}
+						if broke && breaks {
+							breakRule(s)
+						}
+						if broke && changes {
+							opts.Change = change(s, u)
+						}
+						cs := connect(t, s, version, u)
+						return ruleIDs(run(t, cs, opts))
 					}
-					if listChanges {
-						n := 0
-						opts.ChangeList = func(context.Context) error {
-							n++
-							s.AddResource(&mcp.Resource{URI: fmt.Sprintf("test://new/%d", n), Name: "new", MIMEType: "text/plain"}, nil)
-							return nil
+					base, after := audited(false), audited(true)
+					var added []string
+					for _, id := range after {
+						if !slices.Contains(base, id) {
+							added = append(added, id)
 						}
 					}
-					if broke && breaks {
-						breakRule(s)
-					}
-					if broke && changes {
-						opts.Change = change(s, u)
-					}
-					cs := connect(t, s, version, u)
-					return ruleIDs(run(t, cs, opts))
-				}
-				base, after := audited(false), audited(true)
-				var added []string
-				for _, id := range after {
-					if !slices.Contains(base, id) {
-						added = append(added, id)
-					}
-				}
-				assert.Equal(t, []string{r.ID}, added, "the server without the breakage breaks %v", base)
+					assert.Equal(t, []string{r.ID}, added, "the server without the breakage breaks %v", base)
+				})
 			})
 		}
 	}

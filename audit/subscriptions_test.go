@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpres/mcpres/audit"
@@ -20,21 +21,24 @@ func TestSubscriptionsClean(t *testing.T) {
 	for _, version := range eras {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			reg, server := cleanRegistry(t)
-			u := &audit.Updates{}
-			var changes atomic.Int32
-			r := run(t, connect(t, server, version, u), &audit.Options{
-				Updates: u,
-				Change: func(_ context.Context, uri string) error {
-					changes.Add(1)
-					return reg.Changed(uri)
-				},
-				Wait: 2 * time.Second,
+			// In a bubble, whose clock makes the audit's Wait take no time.
+			synctest.Test(t, func(t *testing.T) {
+				reg, server := cleanRegistry(t)
+				u := &audit.Updates{}
+				var changes atomic.Int32
+				r := run(t, connect(t, server, version, u), &audit.Options{
+					Updates: u,
+					Change: func(_ context.Context, uri string) error {
+						changes.Add(1)
+						return reg.Changed(uri)
+					},
+					Wait: 2 * time.Second,
+				})
+				assert.Empty(t, rulesIn(r, "subscribe.", "cache."), "%s", r)
+				assert.False(t, skipped(r, "delivery"), "delivery was checked: %q", r.Skipped)
+				assert.False(t, skipped(r, "does not advertise subscribe"), "%q", r.Skipped)
+				assert.GreaterOrEqual(t, changes.Load(), int32(2), "changed while subscribed, and after unsubscribing")
 			})
-			assert.Empty(t, rulesIn(r, "subscribe.", "cache."), "%s", r)
-			assert.False(t, skipped(r, "delivery"), "delivery was checked: %q", r.Skipped)
-			assert.False(t, skipped(r, "does not advertise subscribe"), "%q", r.Skipped)
-			assert.GreaterOrEqual(t, changes.Load(), int32(2), "changed while subscribed, and after unsubscribing")
 		})
 	}
 }
@@ -162,16 +166,19 @@ func TestSubscriptionsBroken(t *testing.T) {
 		for _, version := range eras {
 			t.Run(tt.name+"/"+version, func(t *testing.T) {
 				t.Parallel()
-				u := &audit.Updates{}
-				s, opts := tt.setup(u)
-				r := run(t, connect(t, s, version, u), opts)
-				assert.Equal(t, tt.want[version], rulesIn(r, "subscribe.", "cache.", "list.changed"), "%s", r)
-				if opts == nil || opts.Change == nil {
-					assert.True(t, skipped(r, "subscription delivery"), "%q", r.Skipped)
-				}
-				if opts == nil || opts.ChangeList == nil {
-					assert.True(t, skipped(r, "list changes"), "%q", r.Skipped)
-				}
+				// In a bubble, whose clock makes the audit's Wait take no time.
+				synctest.Test(t, func(t *testing.T) {
+					u := &audit.Updates{}
+					s, opts := tt.setup(u)
+					r := run(t, connect(t, s, version, u), opts)
+					assert.Equal(t, tt.want[version], rulesIn(r, "subscribe.", "cache.", "list.changed"), "%s", r)
+					if opts == nil || opts.Change == nil {
+						assert.True(t, skipped(r, "subscription delivery"), "%q", r.Skipped)
+					}
+					if opts == nil || opts.ChangeList == nil {
+						assert.True(t, skipped(r, "list changes"), "%q", r.Skipped)
+					}
+				})
 			})
 		}
 	}

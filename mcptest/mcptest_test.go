@@ -25,17 +25,28 @@ import (
 const quickstartResources = 5
 
 // TestQuickstart builds the quickstart example and drives it with the
-// helpers, in subtests that share the binary.
+// helpers, in parallel subtests that share the binary, each with servers
+// of its own.
 func TestQuickstart(t *testing.T) {
 	bin := mcptest.Build(t, "../examples/quickstart")
 	require.FileExists(t, bin)
 	require.Contains(t, bin, "quickstart")
-	t.Run("Stderr", func(t *testing.T) { testStderr(t, bin) })
-	t.Run("Stdio", func(t *testing.T) { testStdio(t, bin) })
-	t.Run("StartHTTP", func(t *testing.T) { testStartHTTP(t, bin) })
-	t.Run("StartServer", func(t *testing.T) { testStartServer(t, bin) })
-	t.Run("SubscribeHTTP", func(t *testing.T) { testSubscribeHTTP(t, bin) })
-	t.Run("ContinueWalk", func(t *testing.T) { testContinueWalk(t, bin) })
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, string)
+	}{
+		{"Stderr", testStderr},
+		{"Stdio", testStdio},
+		{"StartHTTP", testStartHTTP},
+		{"StartServer", testStartServer},
+		{"SubscribeHTTP", testSubscribeHTTP},
+		{"ContinueWalk", testContinueWalk},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.test(t, bin)
+		})
+	}
 }
 
 // A walk goes on across a restart when the server keeps its cursor keys,
@@ -244,10 +255,12 @@ func TestListPagesCursorLoop(t *testing.T) {
 	require.Contains(t, strings.Join(r.msgs, "\n"), `repeats cursor "2"`)
 }
 
+// ListPages gives up on cursors that never end after 10,000 pages, as it
+// says; the test lowers the limit to 100 to see it give up, which the
+// same comparison does at any limit.
 func TestListPagesEndless(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lists 10,000 pages")
-	}
+	require.Equal(t, 10_000, mcptest.MaxPages())
+	mcptest.SetMaxPages(t, 100)
 	// Every page has a new cursor.
 	cs := pager(t, strconv.Itoa)
 	r := &recorder{TB: t}

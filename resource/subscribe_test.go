@@ -296,10 +296,13 @@ func TestDemandHooks(t *testing.T) {
 }
 
 // TestSessionsLeaveNoTrace subscribes and disconnects many sessions, in
-// both eras, eight at a time: afterwards the registry holds nothing.
+// both eras, eight at a time: afterwards the registry holds nothing. 500
+// sessions, 62 rounds of the eight workers, interleave connecting,
+// subscribing and leaving as 2,000 did, in a quarter of the time (2,000
+// took 8 to 18 s under -race).
 func TestSessionsLeaveNoTrace(t *testing.T) {
 	t.Parallel()
-	sessions := 2_000
+	sessions := 500
 	if testing.Short() {
 		sessions = 200
 	}

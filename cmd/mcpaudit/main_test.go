@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpres/mcpres/audit"
@@ -15,6 +16,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// broken is the deliberately broken server of package audit's testdata,
+// built once for the tests that audit it.
+var broken string
+
+func TestMain(m *testing.M) {
+	os.Exit(mcptest.RunWithBinary(m, "../../audit/testdata/broken", &broken))
+}
 
 // mcpaudit runs the command with args and returns its exit code and
 // output.
@@ -92,7 +101,7 @@ func TestCleanServer(t *testing.T) {
 // makes the exit code 0.
 func TestBrokenServer(t *testing.T) {
 	t.Parallel()
-	bin := mcptest.Build(t, "../../audit/testdata/broken")
+	bin := broken
 	code, out, _ := mcpaudit("--", bin)
 	assert.Equal(t, 1, code, out)
 	var waive []string
@@ -141,23 +150,58 @@ func TestEverythingExample(t *testing.T) {
 // notifications with its tools as -change and -list-change.
 func TestEachRuleOverStdio(t *testing.T) {
 	t.Parallel()
-	bin := mcptest.Build(t, "../../audit/testdata/broken")
-	for _, r := range audit.Rules() {
-		protocol := "2026-07-28"
-		if r.ID == "subscribe.unsubscribed-silent" {
-			protocol = "2025-11-25" // at 2026-07-28 the server cannot ignore the end of a listen
+	bin := broken
+	rules := audit.Rules()
+	protocols := make([]string, len(rules))
+	runs := make([]outcome, len(rules))
+	together(len(rules), func(i int) {
+		protocols[i] = "2026-07-28"
+		if rules[i].ID == "subscribe.unsubscribed-silent" {
+			protocols[i] = "2025-11-25" // at 2026-07-28 the server cannot ignore the end of a listen
 		}
+		runs[i] = audited("-protocol", protocols[i], "-wait", "1s", "-change", touch, "-list-change", "tool:add",
+			"--", bin, "-break", rules[i].ID, "-tools")
+	})
+	for i, r := range rules {
 		t.Run(r.ID, func(t *testing.T) {
-			t.Parallel()
-			code, out, _ := mcpaudit("-protocol", protocol, "-wait", "1s", "-change", touch, "-list-change", "tool:add",
-				"--", bin, "-break", r.ID, "-tools")
-			sev := r.Severity(protocol)
+			code, out := runs[i].code, runs[i].out
+			sev := r.Severity(protocols[i])
 			assert.Contains(t, out, sev.String()+" "+r.ID+" ", out)
 			if sev == audit.Must {
 				assert.Equal(t, 1, code, out)
 			}
 		})
 	}
+}
+
+// An outcome is what one run of mcpaudit returned.
+type outcome struct {
+	code        int
+	out, stderr string
+}
+
+// audited runs mcpaudit with args.
+func audited(args ...string) outcome {
+	var r outcome
+	r.code, r.out, r.stderr = mcpaudit(args...)
+	return r
+}
+
+// together calls f(0), …, f(n-1), eight at a time, and returns when every
+// call has returned. It is for audits that mostly wait on the clock
+// (-wait, for a notification or for none), which t.Parallel would run only
+// GOMAXPROCS at a time.
+func together(n int, f func(i int)) {
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			f(i)
+		})
+	}
+	wg.Wait()
 }
 
 // touch is the -change that calls the broken server's tool touch.
@@ -168,11 +212,11 @@ const touch = `tool:touch {"uri": "{uri}"}`
 // audit (exit 2).
 func TestChangeFlags(t *testing.T) {
 	t.Parallel()
-	bin := mcptest.Build(t, "../../audit/testdata/broken")
+	bin := broken
 	dir := t.TempDir()
 	shell := `sh:echo "$MCPAUDIT_URI" > "` + dir + `/$(date +%s%N)"`
 	notified := []string{"subscribe.delivers", "subscribe.unsubscribed-silent", "list.changed"}
-	for _, c := range []struct {
+	cases := []struct {
 		name    string
 		args    []string
 		code    int
@@ -186,27 +230,32 @@ func TestChangeFlags(t *testing.T) {
 		{"untold change", []string{"-change", "sh:true", "--", bin, "-break", "read.single-uri"}, 0, []string{"subscribe.delivers"}, ""},
 		{"without a way", []string{"--", bin, "-break", "read.single-uri"}, 0, nil, "subscription delivery: needs a way"},
 		{"a change that fails", []string{"-change", "tool:no-such-tool", "--", bin, "-break", "read.single-uri", "-tools"}, 2, nil, ""},
-	} {
-		for _, version := range []string{"2025-11-25", "2026-07-28"} {
-			t.Run(c.name+"/"+version, func(t *testing.T) {
-				t.Parallel()
-				code, out, stderr := mcpaudit(append([]string{"-protocol", version, "-wait", "1s"}, c.args...)...)
-				assert.Equal(t, c.code, code, "%s\n%s", out, stderr)
-				var rules []string
-				for _, line := range strings.Split(out, "\n") {
-					if f := strings.Fields(line); len(f) > 1 && slices.Contains(notified, f[1]) {
-						rules = append(rules, f[1])
-					}
+	}
+	versions := []string{"2025-11-25", "2026-07-28"}
+	runs := make([]outcome, len(cases)*len(versions))
+	together(len(runs), func(i int) {
+		c, version := cases[i/len(versions)], versions[i%len(versions)]
+		runs[i] = audited(append([]string{"-protocol", version, "-wait", "1s"}, c.args...)...)
+	})
+	for i, r := range runs {
+		c, version := cases[i/len(versions)], versions[i%len(versions)]
+		t.Run(c.name+"/"+version, func(t *testing.T) {
+			code, out, stderr := r.code, r.out, r.stderr
+			assert.Equal(t, c.code, code, "%s\n%s", out, stderr)
+			var rules []string
+			for _, line := range strings.Split(out, "\n") {
+				if f := strings.Fields(line); len(f) > 1 && slices.Contains(notified, f[1]) {
+					rules = append(rules, f[1])
 				}
-				assert.Equal(t, c.rules, rules, out)
-				if c.skipped != "" {
-					assert.Contains(t, out, "skipped: "+c.skipped)
-				}
-				if c.code == 2 {
-					assert.Contains(t, out, "no-such-tool")
-				}
-			})
-		}
+			}
+			assert.Equal(t, c.rules, rules, out)
+			if c.skipped != "" {
+				assert.Contains(t, out, "skipped: "+c.skipped)
+			}
+			if c.code == 2 {
+				assert.Contains(t, out, "no-such-tool")
+			}
+		})
 	}
 }
 
@@ -216,7 +265,7 @@ func TestChangeFlags(t *testing.T) {
 // is not the one asked for.
 func TestReports(t *testing.T) {
 	t.Parallel()
-	bin := mcptest.Build(t, "../../audit/testdata/broken")
+	bin := broken
 	// go-sdk's stateful HTTP handler answers a 2026-07-28 client at
 	// 2025-11-25.
 	url := "http://" + mcptest.StartHTTP(t, bin, "-break", "list.uri") + "/mcp"
@@ -315,7 +364,7 @@ func TestReports(t *testing.T) {
 // file, -v to mcpaudit's stderr; a server that fails shows its end.
 func TestServerStderr(t *testing.T) {
 	t.Parallel()
-	bin := mcptest.Build(t, "../../audit/testdata/broken")
+	bin := broken
 	const said = "broken: received resources/list"
 
 	code, out, stderr := mcpaudit("--", bin, "-break", "read.single-uri", "-chatty")

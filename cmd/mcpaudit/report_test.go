@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/mcpres/mcpres/audit"
-	"github.com/mcpres/mcpres/mcptest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -157,7 +156,7 @@ func TestJSONSchema(t *testing.T) {
 	t.Parallel()
 	rs := schema(t)
 	valid := func(v any) []string { return validate(rs, rs, v, "$") }
-	bin := mcptest.Build(t, "../../audit/testdata/broken")
+	bin := broken
 	for _, c := range []struct {
 		name string
 		code int
@@ -236,7 +235,7 @@ func fieldNames(schema any) []string {
 // suite and class names the server: -name, or the name from initialize.
 func TestAbortedReports(t *testing.T) {
 	t.Parallel()
-	bin := mcptest.Build(t, "../../audit/testdata/broken")
+	bin := broken
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ended.xml")
 	code, out, _ := mcpaudit("-format", "json", "-junit", path, "-protocol", "2026-07-28",
@@ -295,7 +294,7 @@ func TestAbortedReports(t *testing.T) {
 // version, with a line that names it, and appends across invocations.
 func TestServerLogMarkers(t *testing.T) {
 	t.Parallel()
-	bin := mcptest.Build(t, "../../audit/testdata/broken")
+	bin := broken
 	log := filepath.Join(t.TempDir(), "server.log")
 	marker := regexp.MustCompile(`(?m)^=== mcpaudit [0-9T:Z-]+: stdio, protocol ([0-9-]+): ` + regexp.QuoteMeta(bin) + ` -break read.single-uri -chatty$`)
 	for range 2 {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -28,12 +31,13 @@ import (
 // that cannot be built or installed here (no network, no cache, no Node)
 // is skipped, saying why.
 
-// installGo builds the main package pkg@version into a directory of its
-// own, outside this module, and returns the binary; it skips t if go
-// cannot.
+// installGo builds the main package pkg@version, outside this module, and
+// returns the binary; it skips t if go cannot. The binary goes to a
+// directory of the user's cache kept for pkg@version (cacheDir), so that a
+// later run finds it up to date and does not link it again.
 func installGo(t *testing.T, pkg string) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := cacheDir(t, "go", pkg)
 	cmd := exec.Command("go", "install", pkg)
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), "GOBIN="+dir, "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -41,6 +45,57 @@ func installGo(t *testing.T, pkg string) string {
 	}
 	name, _, _ := strings.Cut(path.Base(pkg), "@")
 	return filepath.Join(dir, name)
+}
+
+// cacheDir returns a directory of the user's cache for the tests of
+// this file, named by kind and the hash of key (a pinned version, the
+// files an install is made of), made if it is missing; without a user's
+// cache, a directory of t's.
+func cacheDir(t *testing.T, kind, key string) string {
+	t.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return t.TempDir()
+	}
+	sum := sha256.Sum256([]byte(key))
+	dir := filepath.Join(cache, "mcpres", "mcpaudit-test", kind, hex.EncodeToString(sum[:8]))
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// npmInstall runs npm install in a directory holding files (name to
+// content), with args, and returns the directory; it skips t if npm
+// cannot. The directory is one of the user's cache, kept for files and
+// args: a later run, or a test of this run, that installs the same finds
+// it installed. An install is made in a directory of its own and renamed
+// into place once whole, so a directory found is a whole install.
+func npmInstall(t *testing.T, npm string, files map[string][]byte, args ...string) string {
+	t.Helper()
+	key := strings.Join(args, "\x00")
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		key += "\x00" + name + "\x00" + string(files[name])
+	}
+	parent := cacheDir(t, "npm", key)
+	dir := filepath.Join(parent, "install")
+	if _, err := os.Stat(dir); err == nil {
+		return dir
+	}
+	tmp, err := os.MkdirTemp(parent, "installing-")
+	require.NoError(t, err)
+	defer os.RemoveAll(tmp)
+	for name, data := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(tmp, name), data, 0o644))
+	}
+	install := exec.Command(npm, append([]string{"install", "--no-audit", "--no-fund", "--silent", "--prefix", tmp}, args...)...)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Skipf("cannot npm install %q here (no registry?): %v\n%s", args, err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(dir); statErr != nil {
+			t.Fatal(err) // not that another test renamed its install first
+		}
+	}
+	return dir
 }
 
 // startEnv starts bin with args and env, which make it serve HTTP at
@@ -93,33 +148,59 @@ func freeAddr(t *testing.T) string {
 // found broken, as "SEVERITY rule", sorted; and what each skipped.
 func audits(t *testing.T, args ...string) (int, map[string][]string, map[string][]string) {
 	t.Helper()
-	code, out, stderr := mcpaudit(append([]string{"-format", "json"}, args...)...)
-	var got struct {
-		Audits []struct {
-			Transport, Asked, Error string
-			Report                  *struct {
-				Protocol string
-				Skipped  []string
-				Findings []struct{ Rule, Severity, Target, Seen string }
-			}
-		}
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &got), "%s\n%s", out, stderr)
+	codes, found, skipped := auditsTogether(t, args)
+	return codes[0], found, skipped
+}
+
+// auditsTogether runs mcpaudit with each of argss and -format json, all at
+// once, and returns the exit codes, in the order of argss, and what their
+// audits found and skipped, as audits does. Audits with a process of
+// their own each, that have nothing to share, can so wait on -wait's clock
+// together.
+func auditsTogether(t *testing.T, argss ...[]string) ([]int, map[string][]string, map[string][]string) {
+	t.Helper()
+	runs := make([]outcome, len(argss))
+	together(len(argss), func(i int) {
+		runs[i] = audited(append([]string{"-format", "json"}, argss[i]...)...)
+	})
+	return parseAudits(t, runs)
+}
+
+// parseAudits returns the exit codes of runs of mcpaudit with -format
+// json, and what their audits found and skipped, as audits does.
+func parseAudits(t *testing.T, runs []outcome) ([]int, map[string][]string, map[string][]string) {
+	t.Helper()
+	codes := make([]int, len(runs))
 	found, skipped := map[string][]string{}, map[string][]string{}
-	for _, a := range got.Audits {
-		require.Empty(t, a.Error, stderr)
-		key := fmt.Sprintf("%s %s→%s", a.Transport, a.Asked, a.Report.Protocol)
-		var rules []string
-		for _, f := range a.Report.Findings {
-			assert.NotEqual(t, "MUST", f.Severity, "%s: %s %s: %s", key, f.Rule, f.Target, f.Seen)
-			if r := f.Severity + " " + f.Rule; !slices.Contains(rules, r) {
-				rules = append(rules, r)
+	for i, r := range runs {
+		codes[i] = r.code
+		var got struct {
+			Audits []struct {
+				Transport, Asked, Error string
+				Report                  *struct {
+					Protocol string
+					Skipped  []string
+					Findings []struct{ Rule, Severity, Target, Seen string }
+				}
 			}
 		}
-		slices.Sort(rules)
-		found[key], skipped[key] = rules, a.Report.Skipped
+		require.NoError(t, json.Unmarshal([]byte(r.out), &got), "%s\n%s", r.out, r.stderr)
+		for _, a := range got.Audits {
+			require.Empty(t, a.Error, r.stderr)
+			key := fmt.Sprintf("%s %s→%s", a.Transport, a.Asked, a.Report.Protocol)
+			require.NotContains(t, found, key, "two audits of %s", key)
+			var rules []string
+			for _, f := range a.Report.Findings {
+				assert.NotEqual(t, "MUST", f.Severity, "%s: %s %s: %s", key, f.Rule, f.Target, f.Seen)
+				if r := f.Severity + " " + f.Rule; !slices.Contains(rules, r) {
+					rules = append(rules, r)
+				}
+			}
+			slices.Sort(rules)
+			found[key], skipped[key] = rules, a.Report.Skipped
+		}
 	}
-	return code, found, skipped
+	return codes, found, skipped
 }
 
 // go-sdk's examples: "everything" over stdio and HTTP, and
@@ -195,22 +276,21 @@ func TestServerEverything(t *testing.T) {
 		t.Skip("installs @modelcontextprotocol/server-everything")
 	}
 	node, npm := nodeAndNPM(t)
-	const pkg = "@modelcontextprotocol/server-everything@2026.8.31"
-	dir := t.TempDir()
-	install := exec.Command(npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", dir, pkg)
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("cannot install %s here (no registry?): %v\n%s", pkg, err, out)
-	}
+	dir := npmInstall(t, npm, nil, "@modelcontextprotocol/server-everything@2026.8.31")
 	server := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	addr := freeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
 	startEnv(t, addr, []string{"PORT=" + port}, node, server, "streamableHttp")
 
-	code, found, skipped := audits(t, "-protocol", "all", "-wait", "3s",
+	// Over HTTP and over stdio at once: the HTTP audits share a server,
+	// the stdio ones start their own.
+	flags := []string{"-protocol", "all", "-wait", "3s",
 		"-change", "tool:toggle-subscriber-updates",
-		"-list-change", `tool:gzip-file-as-resource {"name": "audit.gz", "data": "data:text/plain;base64,aGVsbG8="}`,
-		"-url", "http://"+addr+"/mcp", "--", node, server, "stdio")
-	assert.Equal(t, 0, code)
+		"-list-change", `tool:gzip-file-as-resource {"name": "audit.gz", "data": "data:text/plain;base64,aGVsbG8="}`}
+	codes, found, skipped := auditsTogether(t,
+		append(slices.Clone(flags), "-url", "http://"+addr+"/mcp"),
+		append(slices.Clone(flags), "--", node, server, "stdio"))
+	assert.Equal(t, []int{0, 0}, codes)
 	// It answers any cursor, garbage too, with the first page (SHOULD);
 	// a string that is not a URI with -32603 (ADVICE); a resource not
 	// found with -32602, without data: at 2025-11-25 the code is the
@@ -243,16 +323,13 @@ func TestTypeScriptSDK(t *testing.T) {
 		t.Skip("installs @modelcontextprotocol/sdk")
 	}
 	node, npm := nodeAndNPM(t)
-	dir := t.TempDir()
+	files := map[string][]byte{}
 	for _, name := range []string{"package.json", "serve.mjs", "mcpserver.mjs", "lowlevel.mjs"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "typescript", name))
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+		files[name] = data
 	}
-	install := exec.Command(npm, "install", "--no-audit", "--no-fund", "--silent", "--prefix", dir)
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("cannot install the TypeScript SDK here (no registry?): %v\n%s", err, out)
-	}
+	dir := npmInstall(t, npm, files)
 	// Both answer a resource not found with -32602, where 2025-11-25 says
 	// -32002 (SHOULD), and at 2025-06-18, whose page says -32602, without
 	// the data of its example (ADVICE, McpServer). McpServer lists
@@ -264,7 +341,7 @@ func TestTypeScriptSDK(t *testing.T) {
 	// the cursor as McpServer's does (SHOULD).
 	cursors := "SHOULD cursor.invalid"
 	code := "SHOULD notfound.code"
-	for _, c := range []struct {
+	cases := []struct {
 		server string
 		want   map[string][]string // by version asked→negotiated
 	}{
@@ -278,17 +355,27 @@ func TestTypeScriptSDK(t *testing.T) {
 			"2025-11-25→2025-11-25": {cursors, code},
 			"2026-07-28→2025-11-25": {cursors, code},
 		}},
-	} {
+	}
+	// Each server over HTTP and over stdio, all at once: each HTTP server
+	// is the audits' of one server.
+	flags := []string{"-protocol", "all", "-wait", "3s",
+		"-change", `tool:touch {"uri": "{uri}"}`, "-list-change", "tool:add"}
+	var argss [][]string
+	for _, c := range cases {
+		server := filepath.Join(dir, c.server)
+		addr := freeAddr(t)
+		_, port, _ := net.SplitHostPort(addr)
+		startEnv(t, addr, nil, node, server, "http", port)
+		argss = append(argss,
+			append(slices.Clone(flags), "-format", "json", "-url", "http://"+addr+"/mcp"),
+			append(slices.Clone(flags), "-format", "json", "--", node, server, "stdio"))
+	}
+	runs := make([]outcome, len(argss))
+	together(len(argss), func(i int) { runs[i] = audited(argss[i]...) })
+	for i, c := range cases {
 		t.Run(c.server, func(t *testing.T) {
-			t.Parallel()
-			server := filepath.Join(dir, c.server)
-			addr := freeAddr(t)
-			_, port, _ := net.SplitHostPort(addr)
-			startEnv(t, addr, nil, node, server, "http", port)
-			exit, found, skipped := audits(t, "-protocol", "all", "-wait", "3s",
-				"-change", `tool:touch {"uri": "{uri}"}`, "-list-change", "tool:add",
-				"-url", "http://"+addr+"/mcp", "--", node, server, "stdio")
-			assert.Equal(t, 0, exit)
+			exits, found, skipped := parseAudits(t, runs[2*i:2*i+2])
+			assert.Equal(t, []int{0, 0}, exits)
 			want := map[string][]string{}
 			for key, rules := range c.want {
 				want["stdio "+key] = rules

@@ -16,6 +16,7 @@ func TestAudit(t *testing.T) {
 	makeTree(t, dir, 2)
 	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel() // each with a server of its own; nothing changes the tree
 			cs := mcptest.Stdio(t, binPath, []string{"-root", dir, "-page-size", "7"}, version, nil)
 			mcptest.Audit(t, cs, &audit.Options{
 				Reads: audit.AllReads,

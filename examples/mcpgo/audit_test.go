@@ -21,13 +21,16 @@ func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &binPath)) }
 // over mcp-go's stdio and streamable HTTP; a subscriber of the clock is
 // told of its ticks.
 func TestAudit(t *testing.T) {
+	t.Parallel()
 	for _, version := range mcptest.Versions {
 		t.Run("stdio/"+version, func(t *testing.T) {
+			t.Parallel()
 			var updates audit.Updates
 			cs := mcptest.Stdio(t, binPath, []string{"-tick", "100ms", "-page-size", "2"}, version, clientOptions(&updates))
 			mcptest.Audit(t, cs, auditOptions(&updates))
 		})
 		t.Run("http/"+version, func(t *testing.T) {
+			t.Parallel()
 			var updates audit.Updates
 			addr := mcptest.StartHTTP(t, binPath, "-tick", "100ms", "-page-size", "2")
 			cs := mcptest.ConnectHTTP(t, "http://"+addr+"/mcp", "", version, clientOptions(&updates))

@@ -10,6 +10,8 @@ package readme
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -546,32 +548,42 @@ func goCommands(t *testing.T) []goCommand {
 
 // Every go install, go build and go run of the checkout's packages that a
 // page gives works as written from the root of a checkout: go install
-// installs (into a directory of the test's), go build builds, and go run's
-// package builds and, where the line is a plain command, starts without
-// refusing its flags. A server so started
-// reads from no host, and is stopped after a second if it has not ended;
-// an address it is told to listen on is replaced with a free port.
+// installs, go build builds, and go run's package builds and, where the
+// line is a plain command, starts without refusing its flags. A server so
+// started reads from no host, and is stopped after a second if it has not
+// ended; an address it is told to listen on is replaced with a free port.
+//
+// What they install and build goes to a directory of the user's cache
+// kept for this checkout (outputDir), not the test's, in a directory
+// named after the command, so that moving it on its page does not leave
+// another behind: the go command then links again only what changed
+// since the last run, and each command still builds its packages from
+// source. The go commands run one at a
+// time, in the order of the pages; the servers started then run together.
 func TestShellGoCommandsWork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every example")
 	}
+	t.Parallel()
 	cmds := goCommands(t)
 	if len(cmds) < 10 {
 		t.Fatalf("found %d go commands of the checkout in the pages; is the parsing broken?", len(cmds))
 	}
-	bins := t.TempDir()
+	out := outputDir(t)
 	built := map[string]string{} // package -> binary
+	var started []goCommand      // each with its binary in place of its package
 	for _, c := range cmds {
 		t.Run(c.where, func(t *testing.T) {
 			switch c.sub {
 			case "install":
+				dir := filepath.Join(out, "install", fileName(c.line))
 				cmd := exec.Command("go", append([]string{"install"}, c.args...)...)
-				cmd.Dir, cmd.Env = root, append(os.Environ(), "GOBIN="+t.TempDir())
+				cmd.Dir, cmd.Env = root, append(os.Environ(), "GOBIN="+dir)
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("%s: %v\n%s", c.line, err, out)
 				}
 			case "build":
-				args := []string{"build", "-o", t.TempDir() + string(filepath.Separator)}
+				args := []string{"build", "-o", filepath.Join(out, "build", fileName(c.line)) + string(filepath.Separator)}
 				for i := 0; i < len(c.args); i++ {
 					if c.args[i] == "-o" {
 						i++ // the page's output path, left alone
@@ -588,7 +600,7 @@ func TestShellGoCommandsWork(t *testing.T) {
 				pkg, flags := c.args[0], c.args[1:]
 				bin, ok := built[pkg]
 				if !ok {
-					bin = filepath.Join(bins, fmt.Sprint(len(built)))
+					bin = filepath.Join(out, "run", fileName(pkg))
 					cmd := exec.Command("go", "build", "-o", bin, pkg)
 					cmd.Dir = root
 					if out, err := cmd.CombinedOutput(); err != nil {
@@ -599,10 +611,53 @@ func TestShellGoCommandsWork(t *testing.T) {
 				if shellWord.MatchString(c.line) {
 					return // built; its arguments are a reader's to fill in
 				}
-				runFlags(t, c, bin, flags)
+				c.args = append([]string{bin}, flags...)
+				started = append(started, c)
 			}
 		})
 	}
+	t.Run("started", func(t *testing.T) {
+		for _, c := range started {
+			t.Run(c.where, func(t *testing.T) {
+				t.Parallel()
+				runFlags(t, c, c.args[0], c.args[1:])
+			})
+		}
+	})
+}
+
+// fileName returns s with every byte but a letter, a digit, a dot and a
+// dash replaced with an underscore: a name for a file.
+func fileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' || r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// outputDir returns a directory of the user's cache for what
+// TestShellGoCommandsWork installs and builds and TestReadmeSetUpFromClone
+// sets up, one for each checkout (by
+// its absolute path), so that two checkouts tested at once do not write
+// the same files; without a user's cache, a directory of the test's.
+func outputDir(t *testing.T) string {
+	t.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return t.TempDir()
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(abs))
+	dir := filepath.Join(cache, "mcpres", "readme-test", hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // hostPort matches a loopback listening address.
@@ -631,8 +686,9 @@ func runFlags(t *testing.T, c goCommand, bin string, flags []string) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	// The real clock: a separate process, whose start-up takes what it
-	// takes; a second is ample to parse flags.
-	timer := time.NewTimer(time.Second)
+	// takes; two seconds are ample to parse flags, with every server of
+	// the pages starting at once.
+	timer := time.NewTimer(2 * time.Second)
 	defer timer.Stop()
 	select {
 	case err := <-done:
@@ -659,6 +715,7 @@ var nestedReplace = regexp.MustCompile(`-replace (github\.com/mcpres/mcpres/\S+)
 // it), go mod tidy succeeds and the program builds. It runs offline: the
 // modules come from the module cache, which the workspace's build fills.
 func TestReadmeSetUpFromClone(t *testing.T) {
+	t.Parallel()
 	var program string
 	var lines []string
 	for _, s := range snippets(t) {
@@ -683,7 +740,17 @@ func TestReadmeSetUpFromClone(t *testing.T) {
 	}
 	for i, line := range lines {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			dir := t.TempDir()
+			t.Parallel()
+			// The same directory each run (of this checkout), so that the
+			// go command finds the checkout's packages, compiled from the
+			// same paths, in its build cache.
+			dir := filepath.Join(outputDir(t), "clone", fmt.Sprint(i))
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.Symlink(abs, filepath.Join(dir, "mcpres")); err != nil {
 				t.Fatal(err)
 			}

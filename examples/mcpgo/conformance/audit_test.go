@@ -22,13 +22,16 @@ func TestMain(m *testing.M) { os.Exit(mcptest.RunWithBinary(m, ".", &binPath)) }
 // resource is told of its changes. (The official suite, which
 // scripts/conformance.sh mcp-go runs, checks the rest.)
 func TestAudit(t *testing.T) {
+	t.Parallel()
 	for _, version := range mcptest.Versions {
 		t.Run("stdio/"+version, func(t *testing.T) {
+			t.Parallel()
 			var updates audit.Updates
 			cs := mcptest.Stdio(t, binPath, []string{"-update", "100ms"}, version, clientOptions(&updates))
 			mcptest.Audit(t, cs, auditOptions(&updates))
 		})
 		t.Run("http/"+version, func(t *testing.T) {
+			t.Parallel()
 			var updates audit.Updates
 			addr := mcptest.StartHTTP(t, binPath, "-update", "100ms")
 			cs := mcptest.ConnectHTTP(t, "http://"+addr+"/mcp", "", version, clientOptions(&updates))
