@@ -79,11 +79,14 @@ func (r *Registry) OpenListen(ctx context.Context, req *mcp.SubscriptionsListenR
 		}
 		return nil, err
 	}
+	if c.obs == nil {
+		// Nothing of the request is kept for the stream's life: a listen
+		// of a thousand long URIs would otherwise hold them twice.
+		return sync.OnceFunc(func() { r.delivery.Ended(key) }), nil
+	}
 	return sync.OnceFunc(func() {
 		r.delivery.Ended(key)
-		if c.obs != nil {
-			r.observeEnd(&c, DecisionAllowed, nil)
-		}
+		r.observeEnd(&c, DecisionAllowed, nil)
 	}), nil
 }
 

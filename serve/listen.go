@@ -43,14 +43,15 @@ import (
 // for go-sdk to read if it did not.
 func (h *goSDKHandler) serveListen(w http.ResponseWriter, req *http.Request) bool {
 	body, err := io.ReadAll(req.Body) // the edge read it already
-	req.Body = replayBody{bytes.NewReader(body), req.Body}
 	if err != nil {
 		return false
 	}
 	q, id, ok := edgeListen(req, body)
 	if !ok {
+		req.Body = replayBody{bytes.NewReader(body), req.Body}
 		return false
 	}
+	body = nil // what the stream keeps of the request is q
 	ctx, cancel := context.WithCancel(req.Context())
 	defer cancel()
 	s, err := newEdgeStream(w, id, cancel, ctx.Done())
