@@ -51,7 +51,6 @@ func (h *goSDKHandler) serveListen(w http.ResponseWriter, req *http.Request) boo
 		req.Body = replayBody{bytes.NewReader(body), req.Body}
 		return false
 	}
-	body = nil // what the stream keeps of the request is q
 	ctx, cancel := context.WithCancel(req.Context())
 	defer cancel()
 	s, err := newEdgeStream(w, id, cancel, ctx.Done())
