@@ -44,7 +44,7 @@ func TestHTTP(t *testing.T) {
 		cs := mcptest.ConnectHTTP(t, "http://"+addr+"/mcp", "", version, n.ClientOptions(nil))
 		require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
 		require.True(t, cs.InitializeResult().Capabilities.Resources.Subscribe, "%s: subscribe capability", version)
-		clients[i] = &client{ClientSession: cs, n: n}
+		clients[i] = &client{ClientSession: cs, n: n, size: seededSize}
 	}
 	subscribe := func(t *testing.T, uri string) {
 		t.Helper()
@@ -91,7 +91,7 @@ func TestHTTP(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {
 		for i, c := range clients {
 			version := mcptest.Versions[i]
-			for _, uri := range missingRows {
+			for _, uri := range seededSize.missingRows() {
 				var err error
 				if version < "2026-07-28" {
 					err = c.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri})
@@ -284,10 +284,10 @@ func TestCursorKeys(t *testing.T) {
 // an environment of its own), so it cannot run in parallel with others.
 func TestCursorKeysEnvironment(t *testing.T) {
 	t.Setenv(cursor.KeysEnv, "") // no keys from the environment unless a step sets them
-	// A new database, which the first server creates and fills: this
-	// test runs alone, before the parallel ones, and need not wait for
-	// the one seededDB copies.
-	args := []string{"-db", filepath.Join(t.TempDir(), "records.db"), "-page-size", strconv.Itoa(testPageSize)}
+	// This test runs alone, before the parallel ones, which wait for it:
+	// it serves a copy of seededDB's small database, whose walks are
+	// short, rather than a new one of 55,000 rows.
+	args := cursorArgs(t)
 
 	t.Run("environment", func(t *testing.T) {
 		key := newKey()

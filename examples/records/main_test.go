@@ -29,9 +29,12 @@ import (
 //
 // They run in parallel, but for TestCursorKeysEnvironment, which sets the
 // environment of the servers it starts. Each has databases of its own: a
-// new file, which the server creates and fills on first run (TestSQLite),
-// or a copy of one filled once for all tests (seededDB), which saves
-// filling 55,000 rows again.
+// new file, which the server creates and fills with its 55,000 rows on
+// first run (TestSQLite, in one protocol version, and TestPostgres), or a
+// copy of a smaller one, of seededSize, filled once for all tests
+// (seededDB). Whether a server lists, reads, pages through, subscribes
+// to or resumes a walk of a table does not depend on its length, and
+// each walk of 55,000 rows by a client under -race takes seconds.
 
 // binPath is the server binary TestMain builds.
 var binPath string
@@ -53,7 +56,34 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// seeded is a new SQLite database filled by store.seed, once for all
+// A dbSize is how many rows a test database holds in each table.
+type dbSize struct{ users, orders int }
+
+// fullSize is what a server fills a new database with: the rows of
+// tables.
+var fullSize = func() dbSize {
+	users, _ := tableByName("users")
+	orders, _ := tableByName("orders")
+	return dbSize{users: users.rows, orders: orders.rows}
+}()
+
+// seededSize is what the database seededDB copies holds: a tenth of
+// fullSize, still 11 pages of testPageSize users and one of orders.
+var seededSize = dbSize{users: fullSize.users / 10, orders: fullSize.orders / 10}
+
+// of returns how many rows of t s holds.
+func (s dbSize) of(t *table) int {
+	if t.Name == "orders" {
+		return s.orders
+	}
+	return s.users
+}
+
+// resources is how many resources a server of a database of size s
+// lists: every row, and each table's schema.
+func (s dbSize) resources() int { return len(tables) + s.users + s.orders }
+
+// seeded is a new SQLite database of seededSize, filled once for all
 // tests (TestMain starts it): seededDB copies it.
 var seeded struct {
 	done chan struct{} // closed once the fields below are set
@@ -72,8 +102,9 @@ func waitSeeded(t *testing.T) {
 }
 
 // seededDB returns the path of a new SQLite database, in t's temporary
-// directory, filled as a server fills a new one: a copy of the database
-// TestMain filled. A server started on it does not fill it again.
+// directory, filled as a server fills a new one, but with seededSize rows
+// (the server fills fullSize): a copy of the database TestMain filled. A
+// server started on it does not fill it again.
 func seededDB(t *testing.T) string {
 	t.Helper()
 	waitSeeded(t)
@@ -85,8 +116,9 @@ func seededDB(t *testing.T) string {
 	return path
 }
 
-// seedDB creates a SQLite database in a temporary directory, seeds it,
-// closes it and returns the rows seed inserted, the database file and its
+// seedDB creates a SQLite database in a temporary directory, fills each
+// table with seededSize rows as setUp fills it with all of its own,
+// closes it and returns the rows inserted, the database file and its
 // write-ahead log (nil if there is none: closing the database
 // checkpoints it), and removes the directory.
 func seedDB(ctx context.Context) (rows int, db, wal []byte, err error) {
@@ -100,7 +132,15 @@ func seedDB(ctx context.Context) (rows int, db, wal []byte, err error) {
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	rows, err = st.setUp(ctx)
+	for _, tb := range tables {
+		small := *tb
+		small.rows = seededSize.of(tb)
+		n, serr := st.inTx(ctx, func(tx *sql.Tx) (int, error) { return st.seedTable(ctx, tx, &small) })
+		rows += n
+		if err = serr; err != nil {
+			break
+		}
+	}
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
@@ -116,10 +156,12 @@ func seedDB(ctx context.Context) (rows int, db, wal []byte, err error) {
 	return rows, db, wal, err
 }
 
-// A client is a client session and the notifications it received.
+// A client is a client session, the notifications it received, and the
+// size of the database its server serves.
 type client struct {
 	*mcp.ClientSession
-	n *mcptest.Notifications
+	n    *mcptest.Notifications
+	size dbSize
 }
 
 // testPageSize is the server's page size in these tests.
@@ -128,12 +170,12 @@ const testPageSize = 500
 // testPoll is the server's -poll in these tests.
 const testPoll = "100ms"
 
-// connect starts the server with args (which choose the database) over
-// stdio and connects to it with protocol version. The server is stopped
-// when t ends.
-func connect(t *testing.T, version string, args ...string) *client {
+// connect starts the server with args (which choose the database, of
+// size) over stdio and connects to it with protocol version. The server
+// is stopped when t ends.
+func connect(t *testing.T, version string, size dbSize, args ...string) *client {
 	t.Helper()
-	c := &client{n: new(mcptest.Notifications)}
+	c := &client{n: new(mcptest.Notifications), size: size}
 	cs := mcptest.Stdio(t, binPath, append(args, "-page-size", strconv.Itoa(testPageSize), "-poll", testPoll), version, c.n.ClientOptions(nil))
 	require.Equal(t, version, cs.InitializeResult().ProtocolVersion, "negotiated version")
 	require.True(t, cs.InitializeResult().Capabilities.Resources.Subscribe, "subscribe capability")
@@ -170,21 +212,26 @@ func requireNoSuchResource(t *testing.T, err error, uri string) {
 	require.Equal(t, fmt.Sprintf("cannot subscribe to %q: no such resource", uri), jerr.Message)
 }
 
-// missingRows are URIs the row template matches that name no row: an
-// unknown table, ids that are not ids, and ids with no row.
-var missingRows = []string{
-	"db://nope/1",
-	"db://users/abc",
-	"db://users/999999999",
-	"db://orders/5001",
-	"db://users/0",
-	"db://users/-1",
-	"db://users/007",
-	"db://users/",
-	"db://users/1%20OR%201=1",
-	"db://users/99999999999999999999999",
-	"db://users;DROP%20TABLE%20users/1",
-	"db://sqlite_master/1",
+// missingRows returns URIs the row template matches that name no row in
+// a database of size s: an unknown table, ids that are not ids, and ids
+// with no row, the ones after the last user and the last order among
+// them.
+func (s dbSize) missingRows() []string {
+	return []string{
+		"db://nope/1",
+		"db://users/abc",
+		"db://users/999999999",
+		"db://users/" + strconv.Itoa(s.users+1),
+		"db://orders/" + strconv.Itoa(s.orders+1),
+		"db://users/0",
+		"db://users/-1",
+		"db://users/007",
+		"db://users/",
+		"db://users/1%20OR%201=1",
+		"db://users/99999999999999999999999",
+		"db://users;DROP%20TABLE%20users/1",
+		"db://sqlite_master/1",
+	}
 }
 
 // readJSON reads uri and decodes its JSON content.
@@ -201,7 +248,8 @@ func readJSON(t *testing.T, c *mcp.ClientSession, uri string) map[string]any {
 }
 
 // checkList walks every page of resources/list and checks that it holds
-// the schemas, then every order and every user once, in id order.
+// the schemas, then every order and every user once, in id order: as
+// many as c's database holds.
 func checkList(t *testing.T, c *client) {
 	t.Helper()
 	var users, orders []int64
@@ -211,8 +259,8 @@ func checkList(t *testing.T, c *client) {
 		require.LessOrEqual(t, len(page), testPageSize, "page size")
 		for _, r := range page {
 			if tbl, id, ok := parseRowURI(r.URI); ok {
-				// Plain comparisons, not require calls: a walk makes
-				// 110,000 of these checks, and under -race require's
+				// Plain comparisons, not require calls: a walk of
+				// fullSize makes 110,000 of these checks, and under -race require's
 				// cost adds up (a second over the package's walks).
 				if r.MIMEType != "application/json" {
 					t.Fatalf("%s: MIME type %q, want application/json", r.URI, r.MIMEType)
@@ -234,17 +282,18 @@ func checkList(t *testing.T, c *client) {
 	require.Equal(t, []string{"db://orders/schema", "db://users/schema"}, others)
 	for name, ids := range map[string][]int64{"users": users, "orders": orders} {
 		tbl, _ := tableByName(name)
-		require.Len(t, ids, tbl.rows, name)
+		require.Len(t, ids, c.size.of(tbl), name)
 		for i, id := range ids {
 			if id != int64(i+1) {
 				t.Fatalf("%s: listed id %d at position %d; want every id once, in order", name, id, i)
 			}
 		}
 	}
-	require.Equal(t, (2+5_000+50_000+testPageSize-1)/testPageSize, len(pages))
+	require.Equal(t, (c.size.resources()+testPageSize-1)/testPageSize, len(pages))
 }
 
-// checkRead reads rows, schemas, and what is not there.
+// checkRead reads rows (the last order among them), schemas, and what is
+// not there.
 func checkRead(t *testing.T, c *client, version string) {
 	t.Helper()
 	row := readJSON(t, c.ClientSession, "db://users/42")
@@ -252,15 +301,15 @@ func checkRead(t *testing.T, c *client, version string) {
 	require.Equal(t, tables[1].gen(42)[1], row["name"])
 	require.Equal(t, tables[1].gen(42)[2], row["email"])
 	require.Contains(t, row, "updated_at")
-	row = readJSON(t, c.ClientSession, "db://orders/5000")
-	require.Equal(t, float64(5000), row["id"])
+	row = readJSON(t, c.ClientSession, "db://orders/"+strconv.Itoa(c.size.orders))
+	require.Equal(t, float64(c.size.orders), row["id"])
 	require.Contains(t, row, "amount_cents")
 
 	schema := readJSON(t, c.ClientSession, "db://users/schema")
 	require.Equal(t, "users", schema["table"])
 	require.Len(t, schema["columns"], 4)
 
-	for _, uri := range missingRows {
+	for _, uri := range c.size.missingRows() {
 		_, err := c.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
 		requireNotFound(t, err, version, uri)
 	}
@@ -297,7 +346,7 @@ func checkUpdate(t *testing.T, c *client, version string, id int64, write func(i
 	require.NoError(t, c.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}))
 	require.NoError(t, c.Subscribe(ctx, &mcp.SubscribeParams{URI: "db://users/schema"}))
 	if version < "2026-07-28" {
-		for _, missing := range missingRows {
+		for _, missing := range c.size.missingRows() {
 			requireNoSuchResource(t, c.Subscribe(ctx, &mcp.SubscribeParams{URI: missing}), missing)
 		}
 	}
@@ -339,14 +388,25 @@ func writer(t *testing.T, db *sql.DB, ph func(int) string) func(id int64, name s
 	}
 }
 
+// TestSQLite lists, reads and updates over stdio in every protocol
+// version. The newest's server creates a new database and fills it with
+// all of its 55,000 rows, which its client then walks, 111 pages of
+// testPageSize; the others' are copies of seededDB's, whose walks are the
+// same on fewer pages.
 func TestSQLite(t *testing.T) {
 	t.Parallel()
 	for i, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			// A new database, which the server creates and fills.
-			dbPath := filepath.Join(t.TempDir(), "records.db")
-			c := connect(t, version, "-db", dbPath)
+			var dbPath string
+			size := seededSize
+			if i == len(mcptest.Versions)-1 {
+				// A new database, which the server creates and fills.
+				dbPath, size = filepath.Join(t.TempDir(), "records.db"), fullSize
+			} else {
+				dbPath = seededDB(t)
+			}
+			c := connect(t, version, size, "-db", dbPath)
 			t.Run("list", func(t *testing.T) { checkList(t, c) })
 			t.Run("read", func(t *testing.T) { checkRead(t, c, version) })
 			t.Run("update", func(t *testing.T) {
@@ -361,7 +421,7 @@ func TestSQLite(t *testing.T) {
 
 func TestReadOnly(t *testing.T) {
 	t.Parallel()
-	c := connect(t, "2025-11-25", "-db", seededDB(t), "-read-only")
+	c := connect(t, "2025-11-25", seededSize, "-db", seededDB(t), "-read-only")
 	tools, err := c.ListTools(t.Context(), nil)
 	require.NoError(t, err)
 	require.Empty(t, tools.Tools)
@@ -382,14 +442,14 @@ func TestPostgres(t *testing.T) {
 
 	for i, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
-			c := connect(t, version, "-dsn", schemaDSN)
+			c := connect(t, version, fullSize, "-dsn", schemaDSN)
 			t.Run("list", func(t *testing.T) { checkList(t, c) })
 			t.Run("read", func(t *testing.T) { checkRead(t, c, version) })
 			t.Run("update", func(t *testing.T) { checkUpdate(t, c, version, int64(100+i), writer(t, direct.db, direct.ph)) })
 		})
 	}
-	t.Run("subscribe", func(t *testing.T) { checkSubscribeExists(t, direct) })
+	t.Run("subscribe", func(t *testing.T) { checkSubscribeExists(t, direct, fullSize) })
 	var n int
 	require.NoError(t, direct.db.QueryRowContext(ctx, "SELECT count(*) FROM users").Scan(&n))
-	require.Equal(t, 50_000, n)
+	require.Equal(t, fullSize.users, n)
 }

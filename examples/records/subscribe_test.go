@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strconv"
 	"testing"
 	"time"
 
@@ -69,23 +70,24 @@ func (p *inProcess) subscribeError(t *testing.T, cs *mcp.ClientSession, version,
 }
 
 // checkSubscribeExists checks, in every protocol version, that a server
-// for st refuses subscriptions to rows that do not exist as not found,
-// and accepts those to rows that do, whose updates then arrive.
-func checkSubscribeExists(t *testing.T, st *store) {
+// for st, whose database is of size, refuses subscriptions to rows that
+// do not exist as not found, and accepts those to rows that do, whose
+// updates then arrive.
+func checkSubscribeExists(t *testing.T, st *store, size dbSize) {
 	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
 			p := serveInProcess(t, st)
 			n := new(mcptest.Notifications)
 			cs := mcptest.Connect(t, p.server, version, n.ClientOptions(nil))
-			for _, uri := range missingRows {
+			for _, uri := range size.missingRows() {
 				requireNoSuchResource(t, p.subscribeError(t, cs, version, uri), uri)
 			}
-			const uri = "db://orders/5000" // the last row
+			uri := "db://orders/" + strconv.Itoa(size.orders) // the last row
 			require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}))
 			require.NoError(t, cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "db://orders/schema"}))
 			n.WaitUpdated(t, uri, func() {
 				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "update_row", Arguments: map[string]any{
-					"table": "orders", "id": 5000, "column": "status", "value": "returned",
+					"table": "orders", "id": size.orders, "column": "status", "value": "returned",
 				}})
 				require.NoError(t, err)
 				require.False(t, res.IsError, "update_row: %v", res.Content)
@@ -103,7 +105,7 @@ func checkSubscribeExists(t *testing.T, st *store) {
 // SQLite (TestPostgres does the same against Postgres).
 func TestSubscribeExists(t *testing.T) {
 	t.Parallel()
-	checkSubscribeExists(t, seededSQLite(t))
+	checkSubscribeExists(t, seededSQLite(t), seededSize)
 }
 
 // seededSQLite returns a store of a new SQLite database, filled (a copy
