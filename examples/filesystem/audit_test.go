@@ -12,6 +12,7 @@ import (
 // links, every file read. One rule is waived: a directory is listed as
 // inode/directory, what it is, and reads as its listing, text/plain.
 func TestAudit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	makeTree(t, dir, 2)
 	for _, version := range mcptest.Versions {

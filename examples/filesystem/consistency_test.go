@@ -148,9 +148,11 @@ func (c *churnTree) startChurn(t testing.TB, big int) {
 // whether directories are read through their indexes, scanned, or both
 // as the cache drops and makes indexes.
 func TestListUnderChange(t *testing.T) {
+	t.Parallel()
 	const big = 1000
 	for _, mode := range listModes {
 		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel() // each with a tree and a churner of its own
 			c := newChurnTree(t, t.TempDir(), big)
 			if mode.settle {
 				waitSettled(t, c.dir) // quiet/ is read through its index (but with no cache)
@@ -168,9 +170,11 @@ func TestListUnderChange(t *testing.T) {
 // running, dropping indexes as it sees changes) and with no cache, at
 // small pages, as a client lists.
 func TestListUnderChangeOverStdio(t *testing.T) {
+	t.Parallel()
 	const big = 300
 	for _, args := range [][]string{nil, {"-list-cache", "0"}} {
 		t.Run(strings.Join(append([]string{"flags"}, args...), " "), func(t *testing.T) {
+			t.Parallel() // each with a tree, a churner and a server of its own
 			c := newChurnTree(t, t.TempDir(), big)
 			waitSettled(t, c.dir)
 			cs := mcptest.Stdio(t, binPath, append([]string{"-root", c.dir, "-page-size", "7"}, args...), "2025-11-25", nil)

@@ -123,6 +123,7 @@ func walkAll(t testing.TB, s *fileServer, size int) []string {
 }
 
 func TestListWalk(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	want := makeTree(t, dir, 3)
 	require.Greater(t, len(want), 2000)
@@ -146,6 +147,7 @@ func TestListWalk(t *testing.T) {
 }
 
 func TestListResources(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sp ace"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "sp ace", "é.md"), []byte("# hi\n"), 0o644))
@@ -178,6 +180,7 @@ func TestListResources(t *testing.T) {
 }
 
 func TestParseURI(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, t.TempDir(), "*.secret", "private/*")
 	for _, tc := range []struct {
 		uri string
@@ -213,6 +216,7 @@ func TestParseURI(t *testing.T) {
 }
 
 func TestFileURI(t *testing.T) {
+	t.Parallel()
 	s := newTestServer(t, t.TempDir())
 	uri := func(rel string, dir bool) string {
 		t.Helper()
@@ -257,6 +261,7 @@ func TestFileURI(t *testing.T) {
 // a registry, the tree of tricky names lists whole, each URI reads back
 // and can be subscribed to.
 func TestListedURIsRead(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	want := makeTree(t, dir, 1)
 	s := newTestServer(t, dir)
@@ -281,6 +286,7 @@ func TestListedURIsRead(t *testing.T) {
 // directory named with its trailing slash, under the root, visible and
 // not denied.
 func TestExists(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, d := range []string{"a/b", ".hidden", "node_modules"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755))
@@ -346,6 +352,7 @@ func TestExists(t *testing.T) {
 }
 
 func TestFileContent(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, data, mime string
 		text             bool
@@ -367,6 +374,7 @@ func TestFileContent(t *testing.T) {
 }
 
 func TestByteSize(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]int64{"1024": 1024, "4MiB": 4 << 20, "4 mib": 4 << 20, "512K": 512 << 10, "1GB": 1 << 30} {
 		var b byteSize
 		require.NoError(t, b.Set(in), in)
@@ -385,6 +393,7 @@ func TestByteSize(t *testing.T) {
 //
 //	FILESYSTEM_100K=1 go test -run TestList100k -v .
 func TestList100k(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("FILESYSTEM_100K") == "" || testing.Short() {
 		t.Skip("creates 100,000 files: set FILESYSTEM_100K=1 to run")
 	}

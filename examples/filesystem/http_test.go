@@ -41,6 +41,7 @@ type httpClient struct {
 // process at once: each lists, reads, and is notified of the changes of
 // what it subscribed to and of the list.
 func TestHTTP(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	url := startHTTP(t, f.root).URL(httpPath)
 	ctx := t.Context()
@@ -127,6 +128,7 @@ func TestHTTP(t *testing.T) {
 // version to what a read serves, which is accepted, and to what it does
 // not, which is refused as "no such resource".
 func TestSubscribeOnlyWhatExists(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	url := startHTTP(t, f.root).URL(httpPath)
 	accepted := []string{
@@ -187,8 +189,25 @@ func invalidParams(t *testing.T, err error, what string) *jsonrpc.Error {
 // protocol version, restarts the server, and goes on with the walk: with
 // the same keys, from a file or the environment, or after a rotation, the
 // walk continues; with none, the server used a random key, and the cursors
-// it issued are refused.
+// it issued are refused. The servers inherit the test's environment, where
+// TestMain leaves no keys: the case with keys in the environment sets
+// them, and runs with the sequential tests (TestCursorsAcrossRestartEnv),
+// the others in parallel.
 func TestCursorsAcrossRestart(t *testing.T) {
+	t.Parallel()
+	cursorsAcrossRestart(t, false)
+}
+
+// TestCursorsAcrossRestartEnv is the case of TestCursorsAcrossRestart
+// with the keys in $MCPRES_CURSOR_KEYS, which it sets: a test that sets
+// the environment cannot run in parallel.
+func TestCursorsAcrossRestartEnv(t *testing.T) {
+	cursorsAcrossRestart(t, true)
+}
+
+// cursorsAcrossRestart runs the cases of TestCursorsAcrossRestart that
+// set $MCPRES_CURSOR_KEYS (env), or the others, in parallel.
+func cursorsAcrossRestart(t *testing.T, env bool) {
 	f := newFixture(t)
 	want := f.uris(t)
 	oldKey, newKey := randomKey(t), randomKey(t)
@@ -216,12 +235,20 @@ func TestCursorsAcrossRestart(t *testing.T) {
 			server{args: []string{"-cursor-keys", rotated}, log: `from="file ` + rotated + ` (2 keys)"`}, true},
 		{"none", server{log: warn}, server{log: warn}, false},
 	} {
+		if (tc.before.key != "" || tc.after.key != "") != env {
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
+			if !env {
+				t.Parallel()
+			}
 			// start starts the server s, waits until it has logged the URL
 			// it serves (its last line at start-up), checks its log, and
 			// returns that URL.
 			start := func(t *testing.T, s server) string {
-				t.Setenv(cursor.KeysEnv, s.key)
+				if env {
+					t.Setenv(cursor.KeysEnv, s.key)
+				}
 				srv := startHTTP(t, f.root, s.args...)
 				url := srv.URL(httpPath)
 				logs := srv.WaitLog("url=" + url)
@@ -264,6 +291,7 @@ func TestCursorsAcrossRestart(t *testing.T) {
 // Keys that cannot be read or are not keys stop the server at start-up,
 // with an error that shows no key.
 func TestBadCursorKeys(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	short := filepath.Join(dir, "short")
 	require.NoError(t, os.WriteFile(short, []byte(base64.StdEncoding.EncodeToString([]byte("too short"))+"\n"), 0o600))
@@ -276,8 +304,9 @@ func TestBadCursorKeys(t *testing.T) {
 		{[]string{"-cursor-keys", short}, "", "fewer than 16"},
 		{nil, "not base64!", "$MCPRES_CURSOR_KEYS"},
 	} {
-		t.Setenv(cursor.KeysEnv, tc.key)
-		out, err := exec.Command(binPath, append([]string{"-root", dir}, tc.args...)...).CombinedOutput()
+		cmd := exec.Command(binPath, append([]string{"-root", dir}, tc.args...)...)
+		cmd.Env = append(os.Environ(), cursor.KeysEnv+"="+tc.key) // the last wins
+		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		require.True(t, errors.As(err, &exit), "%v: want exit status 1, got %v\n%s", tc.args, err, out)
 		require.Equal(t, 1, exit.ExitCode(), "%s", out)

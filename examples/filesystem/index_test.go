@@ -45,6 +45,7 @@ func waitSettled(t testing.TB, dir string) {
 // Ordering entries by key without building keys gives the order of the
 // keys: directories sort with their '/', so "d-e/" < "d/" < "d0".
 func TestCompareKeys(t *testing.T) {
+	t.Parallel()
 	var entries []entry
 	for _, name := range append(slices.Clone(trickyNames), trickyDirs...) {
 		entries = append(entries, entry{name: name, kind: kindFile}, entry{name: name, kind: kindDir}, entry{name: name, kind: kindLink})
@@ -63,6 +64,7 @@ func TestCompareKeys(t *testing.T) {
 // allowedChild decides as allowed does for the entries of a directory
 // allowed accepts, for every kind of deny pattern.
 func TestAllowedChild(t *testing.T) {
+	t.Parallel()
 	names := append(slices.Clone(trickyNames), ".hidden", "x.key", "bad-\xff", "a\\b", "node_modules", "cache", "build", "axb", "a/b", "", "secret.txt",
 		"*", "*.txt", "b", "ab", "x.key.bak")
 	for _, deny := range [][]string{
@@ -105,6 +107,7 @@ var listModes = []struct {
 // Every way of reading directories lists the same tree, the same way:
 // resources/list, directory reads and completions.
 func TestListModes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	want := makeTree(t, dir, 2)
 	waitSettled(t, dir)
@@ -119,6 +122,7 @@ func TestListModes(t *testing.T) {
 	}
 	for _, mode := range listModes {
 		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel() // each with a server of its own, on dir, which none changes, or on a tree of its own
 			dir := dir
 			if !mode.settle {
 				dir = t.TempDir()
@@ -180,6 +184,7 @@ func TestListModes(t *testing.T) {
 // An indexCache never holds more than its limit, indexes and
 // reservations together, dropping the least recently used first.
 func TestIndexCache(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, d := range []string{"a", "b", "c"} {
 		require.NoError(t, os.Mkdir(filepath.Join(dir, d), 0o755))
@@ -254,6 +259,7 @@ func TestIndexCache(t *testing.T) {
 // An index that fits in the cache without its MIME notes is kept
 // without them, rather than dropped for a scan of every page.
 func TestIndexWithoutRoomForNotes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var want []string
 	for i := range 100 {
@@ -296,6 +302,7 @@ func TestIndexWithoutRoomForNotes(t *testing.T) {
 // entries created and removed, a directory replaced, a file rewritten as
 // another type of content.
 func TestIndexSeesChanges(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(rel string, data []byte) {
 		t.Helper()
@@ -389,6 +396,7 @@ func dirVersionOf(t *testing.T, path string) dirVersion {
 // A directory read, or completion, costs memory in proportion to what it
 // returns, whatever the size of the directory.
 func TestReadDirBounded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for i := range 300 {
 		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("f%03d.txt", i)))
@@ -422,6 +430,7 @@ func TestReadDirBounded(t *testing.T) {
 // broken links) cost a scanning cursor more reads, each twice the size of
 // the one before, and change nothing of what is listed.
 func TestListSkipsUnlisted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "d"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "d", "in.txt"), nil, 0o644))

@@ -17,6 +17,7 @@ import (
 // wait for a writer to open it, whether the directory is read through its
 // index or scanned.
 func TestListSkipsFIFO(t *testing.T) {
+	t.Parallel()
 	for _, settle := range []bool{true, false} {
 		dir := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644))

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/cursor"
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/uritemplate"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -39,6 +40,9 @@ func TestMain(m *testing.M) {
 			os.Exit(serveFloor())
 		}
 	}
+	// No server a test starts serves the keys of the environment the
+	// tests run in: only TestCursorsAcrossRestartEnv sets them.
+	os.Unsetenv(cursor.KeysEnv)
 	os.Exit(mcptest.RunWithBinary(m, ".", &binPath))
 }
 
@@ -187,6 +191,7 @@ func mustFileURI(t testing.TB, rel string, dir bool) string {
 }
 
 func TestList(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	want := f.uris(t)
 	for _, version := range mcptest.Versions {
@@ -239,6 +244,7 @@ func TestList(t *testing.T) {
 }
 
 func TestRead(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
@@ -302,6 +308,7 @@ func requireNotFound(t *testing.T, err error, version, uri string) {
 }
 
 func TestNotServed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	uris := []string{
 		// Out of the root, in every spelling.
@@ -354,6 +361,7 @@ func TestNotServed(t *testing.T) {
 }
 
 func TestSizeCap(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
@@ -395,8 +403,10 @@ func listedURIs(t *testing.T, cs *mcp.ClientSession) []string {
 // files: each change of a subscribed file is notified, with the URI as the
 // client subscribed to it, and files coming and going change the list.
 func TestLive(t *testing.T) {
+	t.Parallel()
 	for _, version := range mcptest.Versions {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel() // each with a tree and a server of its own
 			f := newFixture(t)
 			c, n := connect(t, f.root, version)
 			ctx := t.Context()

@@ -26,6 +26,7 @@ func watchList(t *testing.T, w *liveWatcher, dir string) []string {
 // exactly the directories of subscribed resources, and none outside the
 // root or hidden.
 func TestWatchDemand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, d := range []string{"a/b", ".hidden", "node_modules"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755))
@@ -66,6 +67,7 @@ func TestWatchDemand(t *testing.T) {
 // TestWatchTree checks that -list-changed watches every visible directory,
 // and that subscriptions there do not unwatch it when they end.
 func TestWatchTree(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, d := range []string{"a/b", "c", ".hidden/x", "node_modules/y"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755))
