@@ -146,19 +146,31 @@ func (c *churnTree) startChurn(t testing.TB, big int) {
 // exactly once, in order, while others are created, removed and renamed
 // around it, in the directories it walks, ahead of it and behind it:
 // whether directories are read through their indexes, scanned, or both
-// as the cache drops and makes indexes.
+// as the cache drops and makes indexes. The modes run at once, each with
+// a server of its own; those that read a settled tree read one tree,
+// changed by one churner (which keeps a core busy), started once their
+// servers are.
 func TestListUnderChange(t *testing.T) {
 	t.Parallel()
 	const big = 1000
-	for _, mode := range listModes {
+	settled := newChurnTree(t, t.TempDir(), big)
+	waitSettled(t, settled.dir) // quiet/ is read through its index (but with no cache)
+	servers := make([]*fileServer, len(listModes))
+	for i, mode := range listModes {
+		if mode.settle {
+			servers[i] = newTestServerCache(t, settled.dir, mode.cache)
+		}
+	}
+	settled.startChurn(t, big) // until the modes have all ended
+	for i, mode := range listModes {
 		t.Run(mode.name, func(t *testing.T) {
-			t.Parallel() // each with a tree and a churner of its own
-			c := newChurnTree(t, t.TempDir(), big)
-			if mode.settle {
-				waitSettled(t, c.dir) // quiet/ is read through its index (but with no cache)
+			t.Parallel()
+			c, s := settled, servers[i]
+			if !mode.settle {
+				c = newChurnTree(t, t.TempDir(), big)
+				s = newTestServerCache(t, c.dir, mode.cache)
+				c.startChurn(t, big)
 			}
-			s := newTestServerCache(t, c.dir, mode.cache)
-			c.startChurn(t, big)
 			for _, size := range []int{7, 50, 101} {
 				c.check(t, walkAll(t, s, size))
 			}
@@ -168,17 +180,23 @@ func TestListUnderChange(t *testing.T) {
 
 // The same, over stdio with the server's own defaults (the watcher
 // running, dropping indexes as it sees changes) and with no cache, at
-// small pages, as a client lists.
+// small pages, as a client lists: both servers at once, on one tree that
+// one churner changes once both are started.
 func TestListUnderChangeOverStdio(t *testing.T) {
 	t.Parallel()
 	const big = 300
-	for _, args := range [][]string{nil, {"-list-cache", "0"}} {
+	c := newChurnTree(t, t.TempDir(), big)
+	waitSettled(t, c.dir)
+	flags := [][]string{nil, {"-list-cache", "0"}}
+	sessions := make([]*mcp.ClientSession, len(flags))
+	for i, args := range flags {
+		sessions[i] = mcptest.Stdio(t, binPath, append([]string{"-root", c.dir, "-page-size", "7"}, args...), "2025-11-25", nil)
+	}
+	c.startChurn(t, big) // until both have ended
+	for i, args := range flags {
 		t.Run(strings.Join(append([]string{"flags"}, args...), " "), func(t *testing.T) {
-			t.Parallel() // each with a tree, a churner and a server of its own
-			c := newChurnTree(t, t.TempDir(), big)
-			waitSettled(t, c.dir)
-			cs := mcptest.Stdio(t, binPath, append([]string{"-root", c.dir, "-page-size", "7"}, args...), "2025-11-25", nil)
-			c.startChurn(t, big)
+			t.Parallel()
+			cs := sessions[i]
 			for range 2 {
 				var keys []string
 				params := &mcp.ListResourcesParams{}
