@@ -1,0 +1,5 @@
+//go:build !race
+
+package uritemplate_test
+
+const raceEnabled = false
