@@ -130,6 +130,7 @@ func TestListWalk(t *testing.T) {
 	s := newTestServer(t, dir)
 	for _, size := range []int{1, 7, 100, 10_000} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			t.Parallel() // walks of one server, as its clients' are
 			require.Equal(t, want, walkAll(t, s, size))
 		})
 	}
