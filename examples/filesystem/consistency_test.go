@@ -146,13 +146,29 @@ func (c *churnTree) startChurn(t testing.TB, big int) {
 // exactly once, in order, while others are created, removed and renamed
 // around it, in the directories it walks, ahead of it and behind it:
 // whether directories are read through their indexes, scanned, or both
-// as the cache drops and makes indexes. The modes run at once, each with
-// a server of its own; those that read a settled tree read one tree,
-// changed by one churner (which keeps a core busy), started once their
-// servers are.
+// as the cache drops and makes indexes. The modes that read a settled
+// tree, each through a server of its own, read one tree, changed by one
+// churner, started once their servers are; the unsettled mode, before
+// them, a tree of its own.
+//
+// A churner keeps a core busy for as long as the walks it changes the
+// tree under last: these tests and TestListUnderChangeOverStdio run one
+// mode after another, and before the parallel tests, so that each walk
+// has the other core, rather than several churners taking both from
+// every test running beside them.
 func TestListUnderChange(t *testing.T) {
-	t.Parallel()
 	const big = 1000
+	for _, mode := range listModes {
+		if mode.settle {
+			continue
+		}
+		t.Run(mode.name, func(t *testing.T) {
+			c := newChurnTree(t, t.TempDir(), big)
+			s := newTestServerCache(t, c.dir, mode.cache)
+			c.startChurn(t, big)
+			walkUnderChange(t, c, s)
+		})
+	}
 	settled := newChurnTree(t, t.TempDir(), big)
 	waitSettled(t, settled.dir) // quiet/ is read through its index (but with no cache)
 	servers := make([]*fileServer, len(listModes))
@@ -163,27 +179,26 @@ func TestListUnderChange(t *testing.T) {
 	}
 	settled.startChurn(t, big) // until the modes have all ended
 	for i, mode := range listModes {
-		t.Run(mode.name, func(t *testing.T) {
-			t.Parallel()
-			c, s := settled, servers[i]
-			if !mode.settle {
-				c = newChurnTree(t, t.TempDir(), big)
-				s = newTestServerCache(t, c.dir, mode.cache)
-				c.startChurn(t, big)
-			}
-			for _, size := range []int{7, 50, 101} {
-				c.check(t, walkAll(t, s, size))
-			}
-		})
+		if mode.settle {
+			t.Run(mode.name, func(t *testing.T) { walkUnderChange(t, settled, servers[i]) })
+		}
+	}
+}
+
+// walkUnderChange walks s's list at several page sizes while c changes,
+// and checks each walk.
+func walkUnderChange(t *testing.T, c *churnTree, s *fileServer) {
+	t.Helper()
+	for _, size := range []int{7, 50, 101} {
+		c.check(t, walkAll(t, s, size))
 	}
 }
 
 // The same, over stdio with the server's own defaults (the watcher
 // running, dropping indexes as it sees changes) and with no cache, at
-// small pages, as a client lists: both servers at once, on one tree that
-// one churner changes once both are started.
+// small pages, as a client lists: one server after the other, on one
+// tree that one churner changes once both are started.
 func TestListUnderChangeOverStdio(t *testing.T) {
-	t.Parallel()
 	const big = 300
 	c := newChurnTree(t, t.TempDir(), big)
 	waitSettled(t, c.dir)
@@ -195,7 +210,6 @@ func TestListUnderChangeOverStdio(t *testing.T) {
 	c.startChurn(t, big) // until both have ended
 	for i, args := range flags {
 		t.Run(strings.Join(append([]string{"flags"}, args...), " "), func(t *testing.T) {
-			t.Parallel()
 			cs := sessions[i]
 			for range 2 {
 				var keys []string
