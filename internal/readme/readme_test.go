@@ -391,7 +391,7 @@ func TestRelativeLinksResolve(t *testing.T) {
 // ciNested matches the nested modules .ci/run names: nested=(./a/... ./b/...).
 var ciNested = regexp.MustCompile(`(?m)^nested=\(([^)]*)\)`)
 
-// The README's test command is the one CI runs: go test -race over the
+// The README's test command is the one CI runs: go test -race -p 4 over the
 // core and every nested module .ci/run names, word for word, so that a
 // module added to CI is added to the README too.
 func TestReadmeTestCommandIsCI(t *testing.T) {
@@ -403,7 +403,7 @@ func TestReadmeTestCommandIsCI(t *testing.T) {
 	if m == nil {
 		t.Fatal(".ci/run names no nested=(…) modules")
 	}
-	want := "go test -race ./... " + strings.Join(strings.Fields(string(m[1])), " ")
+	want := "go test -race -p 4 ./... " + strings.Join(strings.Fields(string(m[1])), " ")
 	for _, s := range snippets(t) {
 		if s.file == "README.md" && s.lang == "sh" && slices.Contains(strings.Split(s.text, "\n"), want) {
 			return
