@@ -22,14 +22,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpres/mcpres/internal/origin"
 	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/resource"
 
@@ -166,8 +165,7 @@ func edgeListen(req *http.Request, body []byte) (q *mcp.SubscriptionsListenReque
 // (go-sdk's DNS rebinding protection, which the edge's Origin check
 // leaves on), Content-Type, Accept and protocol version.
 func goSDKWouldServe(req *http.Request) bool {
-	if local, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil &&
-		isLoopback(local.String()) && !isLoopback(req.Host) {
+	if origin.Rebinding(req) {
 		return false
 	}
 	if req.Header.Get(protocol.HeaderProtocolVersion) != protocol.SessionlessSince {
@@ -190,20 +188,6 @@ func goSDKWouldServe(req *http.Request) bool {
 		}
 	}
 	return jsonOK && streamOK
-}
-
-// isLoopback reports whether addr names a loopback host, as go-sdk's
-// DNS rebinding protection decides it: "localhost", or a loopback IP.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = strings.Trim(addr, "[]")
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // metaAsGoSDKTakesIt reports whether go-sdk takes meta, a 2026-07-28

@@ -236,7 +236,7 @@ func TestStalledListenAtEdge(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { n, _, _ := reg.SubscriptionStats(); return n == 10 }, 10*time.Second, time.Millisecond)
 
-	alice := postListenFrom(t, hs.URL, "10.0.1.1", uris)
+	alice := postListenWith(t, hs.URL, `1`, map[string]any{"resourceSubscriptions": uris, "resourcesListChanged": true}, "X-Client", "10.0.1.1")
 	require.Contains(t, alice.event(t), "acknowledged")
 	for round := range 20 {
 		for _, u := range uris {
@@ -250,7 +250,7 @@ func TestStalledListenAtEdge(t *testing.T) {
 	// The list changes: the stalled stream's handler, which writes its
 	// list_changed, waits behind the write blocked on its client.
 	require.NoError(t, reg.Add(&mcp.Resource{URI: "big://other", Name: "other"}, resource.Text("other")))
-	time.Sleep(50 * time.Millisecond) // real clock: the registry's ListChangedDelay (1 ms) passes, and the handler takes its turn
+	require.Contains(t, alice.event(t), "notifications/resources/list_changed", "the registry told every stream that takes it, the stalled one too")
 
 	// mallory's second listen; then bob's, at the total of three: the
 	// gate closes mallory's oldest, the stalled one.
