@@ -74,11 +74,17 @@ func (d *Delivery[G]) deliver(uri string) {
 	for range coalesced {
 		d.opts.Coalesced(uri)
 	}
-	for _, s := range servers {
-		// go-sdk sends with a context of its own (Background, 10 s), not
-		// this one; the sending middleware queues each session's send.
-		s.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+	if len(servers) == 0 {
+		return
 	}
+	d.gather(func() {
+		for _, s := range servers {
+			// go-sdk sends with a context of its own (Background, 10 s),
+			// not this one; the sending middleware queues each session's
+			// send.
+			s.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+		}
+	})
 }
 
 // queueOthers queues a resources/updated of uri for each session of
@@ -89,15 +95,21 @@ func (d *Delivery[G]) queueOthers(uri string) (coalesced int) {
 	if !ok || d.ctx.Err() != nil {
 		return 0
 	}
+	var ready []sendJob[G]
 	for rec, s := range d.watchers[id] {
 		q := queued[G]{method: protocol.NotificationResourceUpdated, uri: uri}
 		q.grant, q.granted = d.grant(rec, uri)
 		rec.sendMu.Lock()
-		if d.push(Key{Other: s}, rec, q) && d.opts.Coalesced != nil {
+		replaced, start := d.push(rec, q)
+		rec.sendMu.Unlock()
+		if replaced && d.opts.Coalesced != nil {
 			coalesced++
 		}
-		rec.sendMu.Unlock()
+		if start {
+			ready = append(ready, sendJob[G]{Key{Other: s}, rec})
+		}
 	}
+	d.dispatch(ready)
 	return coalesced
 }
 
@@ -129,10 +141,12 @@ func (d *Delivery[G]) announce() {
 	d.listFiring.Add(1)
 	d.mu.Unlock()
 	defer d.listFiring.Done()
-	if d.opts.Announce != nil {
-		for _, s := range servers {
-			d.opts.Announce(s)
-		}
+	if d.opts.Announce != nil && len(servers) > 0 {
+		d.gather(func() {
+			for _, s := range servers {
+				d.opts.Announce(s)
+			}
+		})
 	}
 	for _, fn := range attached {
 		(*fn)()

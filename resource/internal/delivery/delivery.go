@@ -172,9 +172,9 @@ type Delivery[G any] struct {
 	// ctx is the one notifications are sent with; Close cancels it.
 	ctx    context.Context
 	cancel context.CancelFunc
-	// idle takes a record to send from dispatch to a sending goroutine
-	// that waits for one (send.go).
-	idle chan sendJob[G]
+	// idle takes a batch of records to send from dispatch to a sending
+	// goroutine that waits for one (send.go).
+	idle chan *batch[G]
 
 	mu       sync.Mutex
 	closed   bool
@@ -191,7 +191,12 @@ type Delivery[G any] struct {
 	// pending holds, by URI ID, the records whose subscription to it
 	// go-sdk does not hold yet (see Subscribe): a delivery marks just
 	// those, and there are none most of the time.
-	pending    map[uint32][]*record[G]
+	pending map[uint32][]*record[G]
+	// gathering counts the fan-outs through go-sdk under way (gather),
+	// and gathered holds the records they readied, to be dispatched
+	// together.
+	gathering  int
+	gathered   []sendJob[G]
 	hooks      hooks.Queue[hookCall]
 	servers    []*mcp.Server // mounted
 	attached   []*func()     // other servers' list_changed (Attach)
@@ -235,7 +240,7 @@ func New[G any](opts Options[G]) (*Delivery[G], error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	d := &Delivery[G]{opts: opts, sessions: make(map[*mcp.ServerSession]*record[G]), idle: make(chan sendJob[G])}
+	d := &Delivery[G]{opts: opts, sessions: make(map[*mcp.ServerSession]*record[G]), idle: make(chan *batch[G])}
 	d.windows = window.New(&d.mu, opts.Window, d.deliver, d.watched)
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	return d, nil

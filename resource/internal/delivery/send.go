@@ -2,6 +2,8 @@ package delivery
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/mcpres/mcpres/internal/protocol"
@@ -58,9 +60,12 @@ func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Re
 		q.grant, q.granted = d.grant(rec, uri)
 	}
 	rec.sendMu.Lock()
-	d.mu.Unlock()
-	replaced := d.push(Key{SDK: s}, rec, q)
+	replaced, start := d.push(rec, q)
 	rec.sendMu.Unlock()
+	if start {
+		d.ready(sendJob[G]{Key{SDK: s}, rec})
+	}
+	d.mu.Unlock()
 	if replaced && d.opts.Coalesced != nil {
 		d.opts.Coalesced(uri)
 	}
@@ -69,9 +74,9 @@ func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Re
 
 // push puts q on rec's queue, in the place of a notification of the same
 // method and URI waiting there, if one is, and reports whether it was;
-// and starts the goroutine that sends the queue to s, unless it runs.
-// rec.sendMu must be held.
-func (d *Delivery[G]) push(s Key, rec *record[G], q queued[G]) (replaced bool) {
+// and whether rec is to be handed to a sending goroutine (start), as no
+// goroutine sends its queue yet. rec.sendMu must be held.
+func (d *Delivery[G]) push(rec *record[G], q queued[G]) (replaced, start bool) {
 	for i := range rec.queue {
 		if rec.queue[i].method == q.method && rec.queue[i].uri == q.uri {
 			rec.queue[i], replaced = q, true
@@ -82,10 +87,41 @@ func (d *Delivery[G]) push(s Key, rec *record[G], q queued[G]) (replaced bool) {
 		rec.queue = append(rec.queue, q)
 	}
 	if !rec.sending {
-		rec.sending = true
-		d.dispatch(sendJob[G]{s, rec})
+		rec.sending, start = true, true
 	}
-	return replaced
+	return replaced, start
+}
+
+// ready hands j to a sending goroutine: at once, or, while a fan-out
+// through go-sdk is under way (gather), with the others that fan-out
+// readies, in batches. d.mu must be held.
+func (d *Delivery[G]) ready(j sendJob[G]) {
+	if d.gathering == 0 {
+		d.dispatch([]sendJob[G]{j})
+		return
+	}
+	d.gathered = append(d.gathered, j)
+	if len(d.gathered) == batchSize {
+		d.dispatch(d.gathered)
+		d.gathered = nil
+	}
+}
+
+// gather calls fanOut, which has go-sdk send to its sessions through
+// the sending middleware (Queue), and hands the records it readied to
+// sending goroutines in batches rather than one at a time.
+func (d *Delivery[G]) gather(fanOut func()) {
+	d.mu.Lock()
+	d.gathering++
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.gathering--
+		d.dispatch(d.gathered)
+		d.gathered = nil
+	}()
+	fanOut()
 }
 
 // A sendJob is a record whose queue a sending goroutine is to send.
@@ -94,39 +130,64 @@ type sendJob[G any] struct {
 	rec *record[G]
 }
 
-// senderIdle is how long a sending goroutine waits for another record
-// once it has sent one's queue, before it ends.
+// senderIdle is how long a sending goroutine waits for another batch
+// once it has sent one, before it ends.
 const senderIdle = time.Second
 
-// dispatch hands j to a sending goroutine: one that is idle, else a new
-// one. Every record being sent has a goroutine of its own, so a client
-// that stops reading holds up no other; a goroutine that has sent one
-// record's queue waits a while for the next, rather than ending, so
+// batchSize is the most records one batch holds: one fan-out readies
+// records by the thousand, and handing each to a goroutine of its own
+// would cost a goroutine switch per notification.
+const batchSize = 64
+
+// stallAfter is how long a sending goroutine may send one record of a
+// batch before the rest of the batch goes to another goroutine: a
+// healthy stream's notification takes microseconds.
+const stallAfter = 5 * time.Millisecond
+
+// A batch is records one sending goroutine sends in turn. A record whose
+// send blocks (a client that stopped reading) would hold up those after
+// it, so a timer watches the batch: when the goroutine has not moved on
+// to another record since the timer last looked, the records not yet
+// begun are dispatched again, to another goroutine.
+type batch[G any] struct {
+	mu    sync.Mutex
+	jobs  []sendJob[G]
+	next  int         // jobs[next:] wait
+	seen  int         // next, when the timer last looked
+	stall *time.Timer // nil for a batch of one record
+}
+
+// dispatch hands jobs to sending goroutines, in batches of at most
+// batchSize: each to one that is idle, else a new one. A goroutine that
+// has sent a batch waits a while for the next, rather than ending, so
 // that a fan-out to thousands of sessions does not start, and grow the
-// stack of, a goroutine for each notification.
-func (d *Delivery[G]) dispatch(j sendJob[G]) {
-	select {
-	case d.idle <- j:
-	default:
-		go d.sender(j)
+// stack of, a goroutine for each.
+func (d *Delivery[G]) dispatch(jobs []sendJob[G]) {
+	for chunk := range slices.Chunk(jobs, batchSize) {
+		b := &batch[G]{jobs: chunk}
+		select {
+		case d.idle <- b:
+		default:
+			go d.sender(b)
+		}
 	}
 }
 
-// sender sends j's queue, then the queue of each record dispatch hands
-// it, until none comes for senderIdle or d is closed.
-func (d *Delivery[G]) sender(j sendJob[G]) {
+// sender sends b, then each batch dispatch hands it, until none comes
+// for senderIdle or d is closed.
+func (d *Delivery[G]) sender(b *batch[G]) {
 	var idle *time.Timer
 	var t sendContext
 	defer t.end()
 	for {
-		d.send(j.s, j.rec, &t)
+		d.sendBatch(b, &t)
 		if idle == nil {
 			idle = time.NewTimer(senderIdle)
 		} else {
 			idle.Reset(senderIdle)
 		}
 		select {
-		case j = <-d.idle:
+		case b = <-d.idle:
 		case <-idle.C:
 			return
 		case <-d.ctx.Done():
@@ -134,6 +195,50 @@ func (d *Delivery[G]) sender(j sendJob[G]) {
 			return
 		}
 	}
+}
+
+// sendBatch sends b's records in turn, watched for a stall.
+func (d *Delivery[G]) sendBatch(b *batch[G], t *sendContext) {
+	if len(b.jobs) > 1 {
+		b.mu.Lock()
+		b.stall = time.AfterFunc(stallAfter, func() { d.unstall(b) })
+		b.mu.Unlock()
+		defer b.stall.Stop()
+	}
+	for {
+		b.mu.Lock()
+		if b.next == len(b.jobs) {
+			b.mu.Unlock()
+			return
+		}
+		j := b.jobs[b.next]
+		b.jobs[b.next] = sendJob[G]{}
+		b.next++
+		b.mu.Unlock()
+		d.send(j.s, j.rec, t)
+	}
+}
+
+// unstall looks at b: if its goroutine has not moved on since the last
+// look, the records not begun go to another goroutine; else it looks
+// again after stallAfter.
+func (d *Delivery[G]) unstall(b *batch[G]) {
+	b.mu.Lock()
+	if b.next == len(b.jobs) {
+		b.mu.Unlock()
+		return
+	}
+	if b.next != b.seen {
+		b.seen = b.next
+		b.stall.Reset(stallAfter)
+		b.mu.Unlock()
+		return
+	}
+	rest := slices.Clone(b.jobs[b.next:])
+	clear(b.jobs[b.next:])
+	b.jobs = b.jobs[:b.next]
+	b.mu.Unlock()
+	d.dispatch(rest)
 }
 
 // Step 5, still allowed, then send: send sends rec's queue to s in order
