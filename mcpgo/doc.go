@@ -23,7 +23,8 @@
 // resources/subscribe and the resource subscriptions of a 2026-07-28
 // subscriptions/listen, notified on reg.Changed (and its kin, and changes
 // from other replicas on a bus) after the coalescing window and the
-// Authorizer's second look, each session's from a goroutine of its own;
+// Authorizer's second look, from sending goroutines that one stalled
+// session holds up for 10 ms at most;
 // and notifications/resources/list_changed when entries are added or
 // removed. Rate limits, the caps on subscriptions, the access log and
 // the Observer work as on go-sdk: the adapter hands each request to the

@@ -235,8 +235,9 @@ func (r *Registry) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // sendingMiddleware hands each session's notifications/resources/updated
 // and list_changed to the delivery's queue (step 4 of package delivery),
-// which sends them later, from a goroutine of the session's own, with the
-// rest of the chain (behaviours 10, 12). Everything else, a notification
+// which sends them later, from a sending goroutine that one stalled
+// session cannot hold up for long, with the rest of the chain
+// (behaviours 10, 12). Everything else, a notification
 // without a session, and anything once the registry is closed (what the
 // server sends itself then goes as go-sdk sends it), it passes on.
 func (r *Registry) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {

@@ -163,7 +163,7 @@ type callerKey struct{}
 //     context and request as for go-sdk's (read what the framework puts
 //     in the context; DefaultIdentity reads Extra.TokenInfo);
 //   - where to deliver: Session.Updated sends a session's
-//     resources/updated, from a goroutine of the session's own, after
+//     resources/updated, from a sending goroutine, after
 //     the coalescing window and the Authorizer's second look, as for
 //     go-sdk's sessions, and Session.Done ends its subscriptions;
 //     list_changed goes to the server through the function given to

@@ -252,12 +252,12 @@ func (r *Registry) stillAllowed(ctx context.Context, s delivery.Key, u string, a
 // and otherwise when that window ends, once however many times Changed is
 // called for uri meanwhile; only sessions subscribed to uri are notified.
 // With SubscriptionOptions.Bus, the change is also published to the other
-// replicas, which notify their own subscribers the same way. Each session
-// is sent its notifications from a goroutine of its own, while it has
-// any: a client that stops reading holds up no other session, and what
-// waits for it is at most one notification per URI (go-sdk's own
-// Server.ResourceUpdated, which sends to one session after another, would
-// wait for it).
+// replicas, which notify their own subscribers the same way. Sessions are
+// sent their notifications by a few sending goroutines, not by the
+// caller: a client that stops reading keeps one of them and holds up no
+// other session for more than 10 ms, and what waits for it is at most
+// one notification per URI (go-sdk's own Server.ResourceUpdated, which
+// sends to one session after another, would wait for it).
 //
 // uri must be the URI exactly as clients subscribe to it: as the registry
 // lists it and a read names it, percent-encoded where RFC 3986 asks

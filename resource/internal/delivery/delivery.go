@@ -20,9 +20,13 @@
 //     build that request. go-sdk passes each session's request to the
 //     registry's sending middleware, which gives it to Queue.
 //  4. Queue (send.go). The session's record keeps at most one
-//     notification of each kind for each URI, in order, and a goroutine of
-//     the session's own sends them while any waits: a client that stops
-//     reading holds up no other session.
+//     notification of each kind for each URI, in order. The records a
+//     fan-out readied go to sending goroutines in batches of up to 64,
+//     each sent in turn by its goroutine until its queue is empty: one
+//     goroutine switch per batch, not per notification. A session whose
+//     send blocks (a client that stops reading) keeps its goroutine;
+//     the rest of its batch goes on from another within 10 ms, so it
+//     holds up no other session longer than that.
 //  5. Still allowed, then send (send.go). Before a resources/updated goes
 //     out, Options.Allowed is asked again about the grant the subscription
 //     was made with; a withdrawn one is not sent. The rest of go-sdk's

@@ -29,7 +29,7 @@ const sendTimeout = 10 * time.Second
 
 // Step 4, queue: Queue takes a notification go-sdk is sending to s
 // (resources/updated of uri, or list_changed with uri ""), to be sent by
-// next from a goroutine of s's own, and reports whether it took it; after
+// next from a sending goroutine, and reports whether it took it; after
 // Close it takes none, and the caller sends it itself. A notification of
 // the same method and URI already waiting is this one (Options.Coalesced
 // is told): the new request takes its place, so that the newest is sent
@@ -39,9 +39,9 @@ const sendTimeout = 10 * time.Second
 // send waits for the session's transport: an in-memory or stdio
 // connection whose reader stopped reading blocks it for good, and a
 // streamable HTTP stream once its socket's buffers are full. Sending from
-// the session's own goroutine, which runs while the session has
-// notifications waiting, keeps one stalled client from holding up the
-// others. What waits for a stalled session is at most one notification of
+// sending goroutines (dispatch), one of which a stalled session keeps
+// while the rest of its batch goes on from another, keeps one stalled
+// client from holding up the others. What waits for a stalled session is at most one notification of
 // each kind per URI: bounded by its subscriptions.
 func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Request, next mcp.MethodHandler) bool {
 	d.mu.Lock()
