@@ -28,6 +28,9 @@ type Windows struct {
 	mu       *sync.Mutex         // the owner's
 	pending  map[string]struct{} // keys to deliver now
 	flushing bool                // a goroutine delivers pending (see flush)
+	waiting  bool                // the delivering goroutine waits for more (wake)
+	wake     chan struct{}       // tells the waiting goroutine to deliver; room for one
+	stop     chan struct{}       // closed by Close
 	closed   atomic.Bool         // set under mu; read without it between deliveries
 
 	// The open windows: by key, and in the order they end, which is the
@@ -39,7 +42,7 @@ type Windows struct {
 	timer   *time.Timer
 
 	// goroutines counts the timer function that is pending or running
-	// and the goroutine delivering, the only goroutines a Windows starts:
+	// and the delivering goroutine, the only goroutines a Windows starts:
 	// Close waits for them. Each is added under mu before closed is set.
 	goroutines sync.WaitGroup
 }
@@ -66,6 +69,8 @@ func New(mu *sync.Mutex, length time.Duration, deliver func(key string), watched
 		deliver: deliver,
 		watched: watched,
 		pending: make(map[string]struct{}),
+		wake:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
 		windows: make(map[string]*window),
 	}
 }
@@ -146,26 +151,81 @@ func (w *Windows) windowsEnd() {
 	w.flush()
 }
 
-// flush starts a goroutine that delivers the pending keys, unless one is
-// doing so already: it goes on with those added meanwhile. w.mu must be
-// held.
+// flush has the delivering goroutine deliver the pending keys: wakes
+// it if it waits, starts it if it has ended, and leaves it be if it is
+// delivering already (it goes on with those added meanwhile). w.mu must
+// be held.
 func (w *Windows) flush() {
 	if w.flushing || len(w.pending) == 0 {
 		return
 	}
 	w.flushing = true
+	if w.waiting {
+		w.waiting = false
+		w.wake <- struct{}{} // the one waiting has taken the last
+		return
+	}
 	w.goroutines.Add(1)
 	go w.deliverPending()
 }
 
+// delivererIdle is how long the delivering goroutine waits for more keys
+// once it has delivered those pending, before it ends: a stream of
+// changes, each delivered at once, then does not start (and grow the
+// stack of) a goroutine for each.
+const delivererIdle = time.Second
+
 // deliverPending delivers the pending keys that are still watched, in
-// order, and then any that became pending meanwhile, until none is left or
-// w is closed. No goroutine waits on a lock for long: the Windows stay
-// responsive (and testable with testing/synctest, where a goroutine
-// blocked on a mutex would stall the fake clock).
+// order, and then any that became pending meanwhile, until none is left;
+// then waits for flush to wake it, for delivererIdle, and ends. It ends at
+// once when w is closed. No goroutine waits on a lock for long: the
+// Windows stay responsive (and testable with testing/synctest, where a
+// goroutine blocked on a mutex would stall the fake clock).
 func (w *Windows) deliverPending() {
 	defer w.goroutines.Done()
+	var idle *time.Timer
+	defer func() {
+		if idle != nil {
+			idle.Stop()
+		}
+	}()
 	w.mu.Lock()
+	for {
+		w.deliverLocked()
+		w.flushing = false
+		if w.closed.Load() {
+			w.mu.Unlock()
+			return
+		}
+		w.waiting = true
+		w.mu.Unlock()
+		if idle == nil {
+			idle = time.NewTimer(delivererIdle)
+		} else {
+			idle.Reset(delivererIdle)
+		}
+		select {
+		case <-w.wake:
+			w.mu.Lock()
+			continue
+		case <-idle.C:
+		case <-w.stop:
+		}
+		w.mu.Lock()
+		if !w.waiting { // flush woke it meanwhile
+			<-w.wake
+			continue
+		}
+		w.waiting = false
+		w.mu.Unlock()
+		return
+	}
+}
+
+// deliverLocked delivers the pending keys, and those that become pending
+// meanwhile, until none is left or w is closed. w.mu must be held; it is
+// released during each delivery.
+func (w *Windows) deliverLocked() {
 	for len(w.pending) > 0 && !w.closed.Load() {
 		var keys []string
 		for key := range w.pending {
@@ -184,8 +244,6 @@ func (w *Windows) deliverPending() {
 		}
 		w.mu.Lock()
 	}
-	w.flushing = false
-	w.mu.Unlock()
 }
 
 // Close ends every window and drops the changes pending in them; later
@@ -196,7 +254,9 @@ func (w *Windows) deliverPending() {
 // concurrently too.
 func (w *Windows) Close() {
 	w.mu.Lock()
-	w.closed.Store(true)
+	if !w.closed.Swap(true) {
+		close(w.stop)
+	}
 	if w.timer != nil {
 		if w.timer.Stop() { // its function will not run
 			w.goroutines.Done()

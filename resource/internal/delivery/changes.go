@@ -95,7 +95,7 @@ func (d *Delivery[G]) queueOthers(uri string) (coalesced int) {
 	if !ok || d.ctx.Err() != nil {
 		return 0
 	}
-	var ready []sendJob[G]
+	ready := make([]sendJob[G], 0, len(d.watchers[id]))
 	for rec, s := range d.watchers[id] {
 		q := queued[G]{method: protocol.NotificationResourceUpdated, uri: uri}
 		q.grant, q.granted = d.grant(rec, uri)

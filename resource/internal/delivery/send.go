@@ -77,7 +77,7 @@ func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Re
 // and whether rec is to be handed to a sending goroutine (start), as no
 // goroutine sends its queue yet. rec.sendMu must be held.
 func (d *Delivery[G]) push(rec *record[G], q queued[G]) (replaced, start bool) {
-	for i := range rec.queue {
+	for i := rec.head; i < len(rec.queue); i++ {
 		if rec.queue[i].method == q.method && rec.queue[i].uri == q.uri {
 			rec.queue[i], replaced = q, true
 			break
@@ -99,6 +99,9 @@ func (d *Delivery[G]) ready(j sendJob[G]) {
 	if d.gathering == 0 {
 		d.dispatch([]sendJob[G]{j})
 		return
+	}
+	if d.gathered == nil {
+		d.gathered = make([]sendJob[G], 0, batchSize)
 	}
 	d.gathered = append(d.gathered, j)
 	if len(d.gathered) == batchSize {
@@ -253,7 +256,7 @@ func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
 	unsent := false // another server's session was sent to since it was flushed
 	for {
 		rec.sendMu.Lock()
-		if len(rec.queue) == 0 || d.ctx.Err() != nil {
+		if rec.head == len(rec.queue) || d.ctx.Err() != nil {
 			if f, ok := s.Other.(Flusher); ok && unsent && d.ctx.Err() == nil {
 				rec.sendMu.Unlock()
 				unsent = false
@@ -262,16 +265,17 @@ func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
 				}
 				continue // more may have come while it flushed
 			}
-			rec.queue, rec.sending = nil, false
+			rec.emptyQueue()
+			rec.sending = false
 			rec.sendMu.Unlock()
 			d.mu.Lock()
 			d.release(s, rec)
 			d.mu.Unlock()
 			return
 		}
-		q := rec.queue[0]
-		rec.queue[0] = queued[G]{} // let go of the request
-		rec.queue = rec.queue[1:]
+		q := rec.queue[rec.head]
+		rec.queue[rec.head] = queued[G]{} // let go of the request
+		rec.head++
 		rec.sendMu.Unlock()
 		if q.granted && !d.opts.Allowed(d.ctx, s, q.uri, q.grant) {
 			continue

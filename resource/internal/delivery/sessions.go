@@ -27,9 +27,24 @@ type record[G any] struct {
 	grants  map[uint32]G         // by URI ID; nil if none was given
 	pending map[uint32]bool      // subscriptions go-sdk does not hold yet: true if a change was missed
 	sendMu  sync.Mutex
-	queue   []queued[G] // notifications waiting, in order
-	sending bool        // a goroutine sends the queue
+	queue   []queued[G] // queue[head:] are the notifications waiting, in order
+	head    int
+	sending bool // a goroutine sends the queue
 	end     endState
+}
+
+// keptQueue is the most room an empty queue keeps for the next
+// notifications: a session notified again and again then allocates
+// nothing, and one that had a burst lets go of it.
+const keptQueue = 4
+
+// emptyQueue drops the notifications waiting. rec.sendMu must be held.
+func (rec *record[G]) emptyQueue() {
+	clear(rec.queue)
+	rec.queue, rec.head = rec.queue[:0], 0
+	if cap(rec.queue) > keptQueue {
+		rec.queue = nil
+	}
 }
 
 // An endState is how a session's end is watched (go-sdk behaviour 7 of
