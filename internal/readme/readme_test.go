@@ -712,8 +712,11 @@ var nestedReplace = regexp.MustCompile(`-replace (github\.com/mcpres/mcpres/\S+)
 // Every go mod edit -replace line of the README's set-up works as written
 // in a new module next to the checkout: with the README's server as its
 // main.go (and, for a line that replaces a nested module, an import of
-// it), go mod tidy succeeds and the program builds. It runs offline: the
-// modules come from the module cache, which the workspace's build fills.
+// it), go mod tidy succeeds and the program builds. The modules come from
+// the module cache, which the workspace's build fills, and what the build
+// never needs from the user's proxy, as for the user: go mod tidy checks
+// the modules of the tests of mcp-go's dependencies, which no build
+// downloads.
 func TestReadmeSetUpFromClone(t *testing.T) {
 	t.Parallel()
 	var program string
@@ -767,7 +770,7 @@ func TestReadmeSetUpFromClone(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off")
+			env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
 			for _, sh := range []string{"go mod init example.com/app", line, "go build ./..."} {
 				cmd := exec.Command("sh", "-c", sh)
 				cmd.Dir, cmd.Env = app, env
