@@ -157,7 +157,7 @@ func (n *notifyBench) stallOne(b *testing.B, version string) {
 	}
 	// One notification, which the others receive too: quiet waits for
 	// them before the first change.
-	if err := n.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}); err != nil {
+	if err := n.notify(); err != nil {
 		b.Fatal(err)
 	}
 	mcptest.Receive(b, got, "notification of the session to stall")

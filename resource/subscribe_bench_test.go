@@ -17,7 +17,7 @@ import (
 // resource with 1,000 subscribed sessions costs its caller: the registry's
 // Changed, which returns at once (the first change after a quiet spell
 // goes out at once and the rest once per window, however many it
-// gathers, each session's from a goroutine of that session's own), and
+// gathers, sent by the registry's sending goroutines), and
 // go-sdk v1.8's bare Server.ResourceUpdated, which returns once it has
 // sent the notification to every subscriber.
 //
@@ -74,7 +74,12 @@ func newMountedNotifyBench(b *testing.B, sessions int, version string) (*resourc
 	n := newNotifyBench(b, sessions, version, &mcp.ServerOptions{
 		SubscribeHandler:   reg.Subscribe,
 		UnsubscribeHandler: reg.Unsubscribe,
-	}, func(s *mcp.Server) { resource.Mount(s, reg) })
+	}, func(s *mcp.Server) (notify func() error) {
+		resource.Mount(s, reg)
+		// go-sdk's ResourceUpdated reaches no 2026-07-28 listen: the
+		// registry keeps their subscriptions (resource/listen.go).
+		return func() error { return reg.Changed(notifyURI) }
+	})
 	return reg, n
 }
 
@@ -86,13 +91,18 @@ func newSDKNotifyBench(b *testing.B, sessions int, version string) *notifyBench 
 	return newNotifyBench(b, sessions, version, &mcp.ServerOptions{
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-	}, func(s *mcp.Server) { s.AddResource(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead) })
+	}, func(s *mcp.Server) (notify func() error) {
+		s.AddResource(&mcp.Resource{URI: notifyURI, Name: "watched"}, notifyRead)
+		params := &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}
+		return func() error { return s.ResourceUpdated(context.Background(), params) }
+	})
 }
 
 // A notifyBench is a server with connected clients, each subscribed to
 // notifyURI and counting its notifications.
 type notifyBench struct {
 	server   *mcp.Server
+	notify   func() error   // sends every subscriber one notification of notifyURI
 	received []atomic.Int64 // per client
 	total    atomic.Int64
 	target   atomic.Int64  // the total at which to signal reached
@@ -100,9 +110,10 @@ type notifyBench struct {
 }
 
 // newNotifyBench creates a server with sopts, sets it up with mount,
-// connects sessions clients, speaking version, and subscribes them;
-// b.Cleanup closes them.
-func newNotifyBench(b *testing.B, sessions int, version string, sopts *mcp.ServerOptions, mount func(*mcp.Server)) *notifyBench {
+// which returns how to notify its subscribers of notifyURI, connects
+// sessions clients, speaking version, and subscribes them; b.Cleanup
+// closes them.
+func newNotifyBench(b *testing.B, sessions int, version string, sopts *mcp.ServerOptions, mount func(*mcp.Server) (notify func() error)) *notifyBench {
 	ctx := context.Background()
 	sopts.Logger = quietLogger()
 	n := &notifyBench{
@@ -110,7 +121,7 @@ func newNotifyBench(b *testing.B, sessions int, version string, sopts *mcp.Serve
 		received: make([]atomic.Int64, sessions),
 		reached:  make(chan struct{}, 1),
 	}
-	mount(n.server)
+	n.notify = mount(n.server)
 
 	var (
 		mu      sync.Mutex
@@ -211,11 +222,11 @@ func subscribeAcked(ctx context.Context, cs *mcp.ClientSession, acked <-chan str
 	return nil
 }
 
-// checkSubscribed sends one notification through the server's
-// ResourceUpdated, and returns once every client has received it.
+// checkSubscribed sends one notification (notify), and returns once
+// every client has received it.
 func (n *notifyBench) checkSubscribed(b *testing.B) {
 	n.target.Store(n.total.Load() + int64(len(n.received)))
-	if err := n.server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: notifyURI}); err != nil {
+	if err := n.notify(); err != nil {
 		b.Fatal(err)
 	}
 	if _, ok := mcptest.Await(n.reached); !ok {
