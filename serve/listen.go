@@ -277,9 +277,13 @@ func (s *edgeStream) Close() { s.cancel() }
 // the client has not explicitly requested."
 func (s *edgeStream) Updated(ctx context.Context, uri string) error {
 	select {
-	case <-s.acked:
-	case <-ctx.Done():
-		return ctx.Err()
+	case <-s.acked: // acknowledged long since, most times: no lock taken
+	default:
+		select {
+		case <-s.acked:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
