@@ -37,9 +37,9 @@ import (
 //     a server on mcp-go alone writes, an after-subscribe hook recording
 //     each session ID and, on a change, SendNotificationToSpecificClient
 //     to each, which drops a notification for a session whose channel is
-//     full; mcpres's is reg.Changed, which returns at once and sends each
-//     session's notification from a goroutine of its own, coalescing
-//     changes within the window (100 ms).
+//     full; mcpres's is reg.Changed, which returns at once and has the
+//     registry's sending goroutines send each session's notification,
+//     coalescing changes within the window (100 ms).
 //
 // list and read go through the server's HandleMessage, from the JSON
 // request to the response marshalled as the transport would; no

@@ -129,8 +129,9 @@
 //  5. mcp-go broadcasts list_changed (SendNotificationToAllClients)
 //     without waiting: a session whose notification channel is full
 //     misses it (mcp-go reports that to its OnError hooks). The registry's
-//     own resources/updated wait for room, up to 10 s, each session's in
-//     its own goroutine.
+//     own resources/updated wait for room, up to 10 s, on the registry's
+//     sending goroutines: a session that waits holds up no other for
+//     more than 10 ms.
 package mcpgo
 
 // What the adapter relies on mcp-go v1.2.1 doing, which its
