@@ -75,15 +75,22 @@ func ExampleNew() {
 // subscriptions held can still be taken apart, and the data source is
 // told to stop watching.
 func ExampleManager_Close() {
+	delivered := make(chan struct{}, 1)
 	m, err := subscribe.New[string](&subscribe.Options{
-		Deliver:   func(uri string) { fmt.Println("notify subscribers of", uri) },
+		Window: time.Minute,
+		Deliver: func(uri string) {
+			fmt.Println("notify subscribers of", uri)
+			delivered <- struct{}{}
+		},
 		OnUnwatch: func(uri string) { fmt.Println("stop watching", uri) },
 	})
 	if err != nil {
 		panic(err)
 	}
 	_ = m.Subscribe("alice", "file:///notes.txt")
-	m.Changed("file:///notes.txt") // pending, dropped by Close
+	m.Changed("file:///notes.txt") // delivered at once
+	<-delivered
+	m.Changed("file:///notes.txt") // waits for its window's end, dropped by Close
 
 	m.Close() // when it returns, no delivery is under way or to come
 	err = m.Subscribe("bob", "file:///notes.txt")
@@ -91,6 +98,7 @@ func ExampleManager_Close() {
 	m.Drop("alice")
 
 	// Output:
+	// notify subscribers of file:///notes.txt
 	// true
 	// stop watching file:///notes.txt
 }
