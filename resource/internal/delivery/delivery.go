@@ -30,7 +30,9 @@
 //  5. Still allowed, then send (send.go). Before a resources/updated goes
 //     out, Options.Allowed is asked again about the grant the subscription
 //     was made with; a withdrawn one is not sent. The rest of go-sdk's
-//     chain sends it, bounded as go-sdk bounds its own sends.
+//     chain sends it, bounded as go-sdk bounds its own sends; a run of
+//     them to a session whose GET stream a transport attached
+//     (held.go) is flushed once, after the last.
 //
 // A session's record (sessions.go) holds its subscriptions, their grants,
 // its send queue and how its end is watched; nothing else in mcpres keeps
@@ -210,6 +212,9 @@ type Delivery[G any] struct {
 	listFiring sync.WaitGroup
 
 	countMu sync.Mutex // orders Count calls
+
+	streamsMu sync.Mutex
+	streams   map[string]HeldStream // go-sdk sessions' GET streams, by session ID (AttachStream)
 }
 
 // held is what one caller holds: its subscriptions, and their URIs'

@@ -249,11 +249,16 @@ func (d *Delivery[G]) unstall(b *batch[G]) {
 // resources/updated of a subscription recorded with a grant is sent only
 // if Options.Allowed still allows it. go-sdk's chain sends a go-sdk
 // session's; another server's session sends its own (Session.Updated),
-// and, if it is a Flusher, is flushed once its queue is empty.
+// and, if it is a Flusher, is flushed once its queue is empty. A go-sdk
+// session with more than one notification waiting, whose GET stream a
+// transport attached (AttachStream), has that stream's flushes held
+// until its queue is empty: a session that fell behind gets what waited
+// in one write, not one each.
 //
 // A sending goroutine's context bounds each send (sendContext).
 func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
-	unsent := false // another server's session was sent to since it was flushed
+	unsent := false     // another server's session was sent to since it was flushed
+	var held HeldStream // a go-sdk session's stream, its flushes held
 	for {
 		rec.sendMu.Lock()
 		if rec.head == len(rec.queue) || d.ctx.Err() != nil {
@@ -263,6 +268,14 @@ func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
 				if err := f.Flush(); err != nil {
 					d.opts.Logger.Warn("notifications not sent", "session_id", s.ID(), "error", err)
 				}
+				continue // more may have come while it flushed
+			}
+			if held != nil {
+				rec.sendMu.Unlock()
+				if err := held.Release(); err != nil && d.ctx.Err() == nil {
+					d.opts.Logger.Warn("notifications not sent", "session_id", s.ID(), "error", err)
+				}
+				held = nil
 				continue // more may have come while it flushed
 			}
 			rec.emptyQueue()
@@ -276,7 +289,15 @@ func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
 		q := rec.queue[rec.head]
 		rec.queue[rec.head] = queued[G]{} // let go of the request
 		rec.head++
+		more := rec.head < len(rec.queue)
 		rec.sendMu.Unlock()
+		if more && held == nil && s.SDK != nil {
+			// A run of notifications: written as go-sdk writes them, and
+			// flushed once, after the last.
+			if held = d.heldStream(s.SDK.ID()); held != nil {
+				held.Hold()
+			}
+		}
 		if q.granted && !d.opts.Allowed(d.ctx, s, q.uri, q.grant) {
 			continue
 		}

@@ -1,0 +1,36 @@
+package resource
+
+import "github.com/mcpres/mcpres/resource/internal/delivery"
+
+// A SessionStream is the GET stream of a session of a server NewServer
+// made, over streamable HTTP before 2026-07-28, as a transport in front
+// of go-sdk's handler holds it: one whose flushes it can hold back (see
+// AttachSessionStream). Package serve's edge attaches each.
+type SessionStream interface {
+	// Hold makes the stream's flushes wait until Release: what go-sdk
+	// writes meanwhile stays in the response's buffer.
+	Hold()
+	// Release ends Hold, and flushes the stream if a flush waited.
+	Release() error
+}
+
+// AttachSessionStream tells r that stream is the GET stream of the go-sdk
+// session sessionID, of a server r made (Subscribes): when the session
+// has fallen behind, and more than one notification waits for it, r
+// holds the stream's flushes while go-sdk writes them, and releases it
+// after the last, so that they go out in one write rather than one each.
+// What go-sdk writes on the stream meanwhile (a notification of its own)
+// waits as long. The bytes are go-sdk's, unchanged.
+//
+// detach forgets the stream, once its response has ended. A run under
+// way then still ends with its Release, which must do nothing on a
+// stream whose response has ended. Attaching another stream for the same
+// session replaces the first. AttachSessionStream panics if stream is
+// nil.
+func (r *Registry) AttachSessionStream(sessionID string, stream SessionStream) (detach func()) {
+	if stream == nil {
+		panic("resource: AttachSessionStream with a nil stream")
+	}
+	var s delivery.HeldStream = stream
+	return r.delivery.AttachStream(sessionID, s)
+}
