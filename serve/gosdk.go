@@ -24,11 +24,19 @@ package serve
 //     a session or without one: the edge's rule for a body of an older
 //     version (internal/reqmeta's Body). So the edge leaves a batch to
 //     go-sdk unscanned (metadata.go): go-sdk decodes it whole anyway.
+//  5. sessionStream: a stateful handler accepts a session's GET stream
+//     by writing its header, 200 with Content-Type text/event-stream, on
+//     the ResponseWriter it was given, writes each message event on it
+//     with one Write, and flushes it after through
+//     http.NewResponseController, so through that writer's FlushError:
+//     which the edge holds while the registry sends a run
+//     (sessionstream.go).
 
 import (
 	"iter"
 	"net/http"
 
+	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/resource"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,6 +88,10 @@ func (h *goSDKHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 		h.stateless.ServeHTTP(w, req)
+		return
+	}
+	if h.listens != nil && req.Method == http.MethodGet && req.Header.Get(protocol.HeaderSessionID) != "" {
+		h.serveSessionStream(w, req)
 		return
 	}
 	h.stateful.ServeHTTP(w, req)

@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/mcptest"
 	"github.com/mcpres/mcpres/resource"
 	"github.com/mcpres/mcpres/serve"
@@ -157,3 +161,78 @@ func TestSDKBatchMeta(t *testing.T) {
 	a := post(t, c, hs.URL, `[`+ping+`]`, nil)
 	assert.Equal(t, http.StatusOK, a.status, "%s: pings: %s", changed(4, "batchMeta"), a.body)
 }
+
+// 5: a stateful handler accepts a session's GET stream with 200 and an
+// event stream's Content-Type, written on the ResponseWriter it was
+// given, and sends each message event on it as one Write followed by a
+// flush through that writer's FlushError.
+func TestSDKSessionStream(t *testing.T) {
+	t.Parallel()
+	reg, server := eraRegistry(t)
+	sdk := serve.NewGoSDKHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: time.Hour})
+	rec := &streamRecorder{}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodGet {
+			rec.mu.Lock()
+			rec.w = w
+			rec.mu.Unlock()
+			w = rec
+		}
+		sdk.ServeHTTP(w, req)
+	}))
+	t.Cleanup(hs.Close)
+	w := connectHTTPWatcher(t, hs.URL, "2025-11-25")
+	require.NoError(t, w.session.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "db://users/7"}))
+	require.Eventually(t, func() bool { return len(rec.calls()) > 0 }, mcptest.WaitTimeout, time.Millisecond, "the GET stream's header")
+	require.NoError(t, reg.Changed("db://users/7"))
+	assert.Equal(t, "db://users/7", mcptest.Receive(t, w.updates, "the notification"))
+
+	calls := rec.calls()
+	require.NotEmpty(t, calls)
+	assert.Equal(t, "header 200 text/event-stream", calls[0], changed(5, "sessionStream"))
+	i := slices.IndexFunc(calls, func(c string) bool { return strings.Contains(c, protocol.NotificationResourceUpdated) })
+	require.GreaterOrEqual(t, i, 0, "%s: %q", changed(5, "sessionStream"), calls)
+	assert.True(t, strings.HasPrefix(calls[i], "write event: message\ndata: {") && strings.HasSuffix(calls[i], "}\n\n"),
+		"%s: the event in one Write: %q", changed(5, "sessionStream"), calls[i])
+	require.Greater(t, len(calls), i+1, "%s: %q", changed(5, "sessionStream"), calls)
+	assert.Equal(t, "flush", calls[i+1], changed(5, "sessionStream"))
+}
+
+// A streamRecorder passes a response on to w, and records what it is
+// asked to do.
+type streamRecorder struct {
+	mu  sync.Mutex
+	w   http.ResponseWriter
+	log []string
+}
+
+func (r *streamRecorder) record(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log = append(r.log, s)
+}
+
+func (r *streamRecorder) calls() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.log)
+}
+
+func (r *streamRecorder) Header() http.Header { return r.w.Header() }
+
+func (r *streamRecorder) WriteHeader(code int) {
+	r.record(fmt.Sprintf("header %d %s", code, r.w.Header().Get("Content-Type")))
+	r.w.WriteHeader(code)
+}
+
+func (r *streamRecorder) Write(p []byte) (int, error) {
+	r.record("write " + string(p))
+	return r.w.Write(p)
+}
+
+func (r *streamRecorder) FlushError() error {
+	r.record("flush")
+	return http.NewResponseController(r.w).Flush()
+}
+
+func (r *streamRecorder) Unwrap() http.ResponseWriter { return r.w }

@@ -185,6 +185,32 @@ func TestListenAtEdgeHoldsNoSession(t *testing.T) {
 // client that stops reading stalls the server's writes soon.
 type smallBuffers struct{ net.Listener }
 
+// smallBufferServer serves a registry of the resources big://r/{n}, whose
+// windows and list_changed delay are a millisecond, behind serve.Handler
+// with opts (at the path "/", Registry set to it), over connections whose
+// write buffers are small (smallBuffers).
+func smallBufferServer(t *testing.T, opts serve.Options) (*resource.Registry, *httptest.Server) {
+	t.Helper()
+	reg, err := resource.NewRegistry(&resource.Options{Logger: quietLogger(),
+		Subscriptions: resource.SubscriptionOptions{Window: time.Millisecond}, ListChangedDelay: time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { reg.Close() })
+	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "big://r/{n}", Name: "r"},
+		func(_ context.Context, _ *mcp.ReadResourceRequest, v resource.Vars) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: v.Get("n")}}}, nil
+		}))
+	server, err := reg.NewServer(&mcp.Implementation{Name: "small", Version: "v0"}, &mcp.ServerOptions{Logger: quietLogger()})
+	require.NoError(t, err)
+	opts.Registry, opts.Logger, opts.Path = reg, quietLogger(), "/"
+	h, err := serve.Handler(server, &opts)
+	require.NoError(t, err)
+	hs := httptest.NewUnstartedServer(h)
+	hs.Listener = smallBuffers{hs.Listener}
+	hs.Start()
+	t.Cleanup(hs.Close)
+	return reg, hs
+}
+
 func (l smallBuffers) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if tc, ok := c.(*net.TCPConn); ok {
@@ -199,23 +225,7 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 // waiting behind it: the stream ends and its subscriptions are dropped.
 func TestStalledListenAtEdge(t *testing.T) {
 	t.Parallel()
-	reg, err := resource.NewRegistry(&resource.Options{Logger: quietLogger(),
-		Subscriptions: resource.SubscriptionOptions{Window: time.Millisecond}, ListChangedDelay: time.Millisecond})
-	require.NoError(t, err)
-	t.Cleanup(func() { reg.Close() })
-	require.NoError(t, reg.AddTemplate(&mcp.ResourceTemplate{URITemplate: "big://r/{n}", Name: "r"},
-		func(_ context.Context, _ *mcp.ReadResourceRequest, v resource.Vars) (*mcp.ReadResourceResult, error) {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{Text: v.Get("n")}}}, nil
-		}))
-	server, err := reg.NewServer(&mcp.Implementation{Name: "stall", Version: "v0"}, &mcp.ServerOptions{Logger: quietLogger()})
-	require.NoError(t, err)
-	h, err := serve.Handler(server, &serve.Options{Registry: reg, Logger: quietLogger(), Path: "/",
-		ClientAddressHeader: "X-Client", MaxStreams: 3})
-	require.NoError(t, err)
-	hs := httptest.NewUnstartedServer(h)
-	hs.Listener = smallBuffers{hs.Listener}
-	hs.Start()
-	t.Cleanup(hs.Close)
+	reg, hs := smallBufferServer(t, serve.Options{ClientAddressHeader: "X-Client", MaxStreams: 3})
 
 	var uris []string
 	for i := range 10 {

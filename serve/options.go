@@ -187,7 +187,10 @@ type Options struct {
 	// the response. go-sdk's receiving middleware does not see those
 	// listens; the registry's Authorizer, rate limits and Observer see
 	// each, and Wrap each request. Listens that ask for list_changed go to
-	// go-sdk.
+	// go-sdk. The GET stream of each older session is attached to the
+	// registry (resource.Registry.AttachSessionStream): a session that
+	// fell behind gets the notifications that waited for it in one write,
+	// go-sdk's bytes unchanged.
 	Registry *resource.Registry
 	// Logger receives the URL Serve serves, at Info, each refusal of the
 	// edge, at Debug (a client's mistake) or Warn (a cap), and net/http's

@@ -1,0 +1,130 @@
+package serve_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpres/mcpres/internal/protocol"
+	"github.com/mcpres/mcpres/mcptest"
+	"github.com/mcpres/mcpres/serve"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSessionBehindGetsWhatWaited: a 2025-11-25 session whose client
+// stops reading its GET stream falls behind; the notifications that wait
+// for it meanwhile, which the registry sends as a run with the stream's
+// flushes held (Options.Registry), all reach it, whole, once it reads
+// again, and none stays in the server's buffer: go-sdk's bytes, flushed
+// after the last of the run.
+func TestSessionBehindGetsWhatWaited(t *testing.T) {
+	t.Parallel()
+	reg, hs := smallBufferServer(t, serve.Options{})
+
+	// The session: initialize, initialized, and a subscription to each of
+	// ten big URIs (a) and five more (b).
+	var id string
+	post := func(body string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if id != "" {
+			req.Header.Set(protocol.HeaderSessionID, id)
+			req.Header.Set(protocol.HeaderProtocolVersion, "2025-11-25")
+		}
+		resp, err := mcptest.HTTPClient(t, "").Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		require.Less(t, resp.StatusCode, 300, "%s: %s", body, out)
+		if id == "" {
+			id = resp.Header.Get(protocol.HeaderSessionID)
+		}
+	}
+	post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"v0"}}}`)
+	require.NotEmpty(t, id)
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	var a, b []string
+	for i := range 10 {
+		a = append(a, "big://r/"+strings.Repeat("a", 1000)+strconv.Itoa(i))
+	}
+	for i := range 5 {
+		b = append(b, "big://r/b"+strconv.Itoa(i))
+	}
+	for i, uri := range append(append([]string(nil), a...), b...) {
+		post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, i+2, uri))
+	}
+
+	// Its GET stream, over a connection with small buffers: the header is
+	// read, then nothing more for a while.
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	require.NoError(t, conn.(*net.TCPConn).SetReadBuffer(4096))
+	_, err = fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n%s: %s\r\n%s: 2025-11-25\r\n\r\n",
+		hs.Listener.Addr(), protocol.HeaderSessionID, id, protocol.HeaderProtocolVersion)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body := bufio.NewReader(resp.Body)
+	line, err := body.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, ": ok\n", line, "go-sdk's first bytes on the stream")
+	line, err = body.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "\n", line, "the comment's blank line")
+
+	// The a URIs change round after round: the writes to the stream fill
+	// its buffers and block, and later changes wait in the session's
+	// queue. Then each b URI changes once, and waits too.
+	for range 30 {
+		for _, uri := range a {
+			require.NoError(t, reg.Changed(uri))
+		}
+		time.Sleep(2 * time.Millisecond) // past the window, so that each round is sent
+	}
+	for _, uri := range b {
+		require.NoError(t, reg.Changed(uri))
+	}
+
+	// The client reads again: every event is whole, and each b URI's
+	// notification arrives with nothing more sent.
+	seen := make(map[string]bool)
+	deadline := time.Now().Add(mcptest.WaitTimeout)
+	require.NoError(t, conn.SetReadDeadline(deadline))
+	for len(seen) < len(b) {
+		var ev strings.Builder
+		for {
+			line, err := body.ReadString('\n')
+			require.NoError(t, err, "b URIs seen: %v; event so far: %q", seen, ev.String())
+			ev.WriteString(line)
+			if line == "\n" {
+				break
+			}
+		}
+		if strings.HasPrefix(ev.String(), ":") {
+			continue // a keep-alive comment
+		}
+		data, ok := strings.CutPrefix(ev.String(), "event: message\ndata: ")
+		require.True(t, ok, "a whole event: %q", ev.String())
+		var msg struct {
+			Method string
+			Params struct{ URI string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(data), &msg), "a whole event: %q", ev.String())
+		require.Equal(t, protocol.NotificationResourceUpdated, msg.Method)
+		if strings.HasPrefix(msg.Params.URI, "big://r/b") {
+			seen[msg.Params.URI] = true
+		}
+	}
+}
