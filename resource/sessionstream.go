@@ -1,7 +1,5 @@
 package resource
 
-import "github.com/mcpres/mcpres/resource/internal/delivery"
-
 // A SessionStream is the GET stream of a session of a server NewServer
 // made, over streamable HTTP before 2026-07-28, as a transport in front
 // of go-sdk's handler holds it: one whose flushes it can hold back (see
@@ -31,6 +29,5 @@ func (r *Registry) AttachSessionStream(sessionID string, stream SessionStream) (
 	if stream == nil {
 		panic("resource: AttachSessionStream with a nil stream")
 	}
-	var s delivery.HeldStream = stream
-	return r.delivery.AttachStream(sessionID, s)
+	return r.delivery.AttachStream(sessionID, stream)
 }

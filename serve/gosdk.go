@@ -78,33 +78,34 @@ func NewGoSDKHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.H
 type goSDKHandler struct {
 	server              *mcp.Server
 	stateful, stateless http.Handler
-	listens             *resource.Registry // serves the server's listens at the edge (listen.go); nil if none
+	reg                 *resource.Registry // made the server: its listens are served at the edge (listen.go), its sessions' GET streams attached to it (sessionstream.go); nil if none
 	lists               *listChanged       // the listens at the edge that take list_changed
 }
 
 func (h *goSDKHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if modern(req) {
-		if h.listens != nil && isListen(req) && h.serveListen(w, req) {
+		if h.reg != nil && isListen(req) && h.serveListen(w, req) {
 			return
 		}
 		h.stateless.ServeHTTP(w, req)
 		return
 	}
-	if h.listens != nil && req.Method == http.MethodGet && req.Header.Get(protocol.HeaderSessionID) != "" {
+	if h.reg != nil && req.Method == http.MethodGet && req.Header.Get(protocol.HeaderSessionID) != "" {
 		h.serveSessionStream(w, req)
 		return
 	}
 	h.stateful.ServeHTTP(w, req)
 }
 
-// withListens returns h serving the listens of its server at the edge
-// with reg, if reg made the server; else h.
-func (h *goSDKHandler) withListens(reg *resource.Registry) *goSDKHandler {
+// withRegistry returns h serving the listens of its server at the edge
+// with reg, and attaching its sessions' GET streams to reg, if reg made
+// the server; else h.
+func (h *goSDKHandler) withRegistry(reg *resource.Registry) *goSDKHandler {
 	if reg == nil || !reg.Subscribes(h.server) {
 		return h
 	}
 	c := *h
-	c.listens, c.lists = reg, &listChanged{reg: reg}
+	c.reg, c.lists = reg, &listChanged{reg: reg}
 	return &c
 }
 

@@ -94,7 +94,7 @@ func (o *Options) guard(h http.Handler) (http.Handler, error) {
 	end := deleteSession(h)
 	sdk, isSDK := h.(*goSDKHandler)
 	if isSDK {
-		sdk = sdk.withListens(o.Registry)
+		sdk = sdk.withRegistry(o.Registry)
 		h, live, end = sdk, sdk.sessionIDs, sdk.closeSession
 	}
 	g := &guard{

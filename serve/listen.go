@@ -56,7 +56,7 @@ func (h *goSDKHandler) serveListen(w http.ResponseWriter, req *http.Request) boo
 	if err != nil {
 		return false
 	}
-	end, err := h.listens.OpenListen(ctx, q, s)
+	end, err := h.reg.OpenListen(ctx, q, s)
 	if err != nil {
 		s.refuse(id, err)
 		return true

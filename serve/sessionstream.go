@@ -22,7 +22,7 @@ import (
 // with w as a sessionStream attached to the registry once go-sdk has
 // accepted the stream.
 func (h *goSDKHandler) serveSessionStream(w http.ResponseWriter, req *http.Request) {
-	s := &sessionStream{ResponseWriter: w, rc: http.NewResponseController(w), reg: h.listens, id: req.Header.Get(protocol.HeaderSessionID)}
+	s := &sessionStream{ResponseWriter: w, rc: http.NewResponseController(w), reg: h.reg, id: req.Header.Get(protocol.HeaderSessionID)}
 	// A flush blocked on a client that stopped reading is given up when
 	// the request ends.
 	defer context.AfterFunc(req.Context(), s.interrupt)()
@@ -47,7 +47,9 @@ type sessionStream struct {
 }
 
 // WriteHeader writes the header, and once go-sdk has accepted the stream
-// (200, an event stream), attaches it to the registry.
+// (200, an event stream), attaches it to the registry. go-sdk calls it
+// from the handler's goroutine, before any event (behaviour 5 of
+// gosdk.go), so detach needs no lock.
 func (s *sessionStream) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 	if code == http.StatusOK && s.detach == nil && isEventStream(s.Header().Get("Content-Type")) {
@@ -108,10 +110,12 @@ func (s *sessionStream) end() {
 	s.ended = true
 }
 
-// interrupt gives up a flush blocked on a client that stopped reading,
-// once the request has ended.
+// interrupt ends the stream once the request has: nothing is flushed
+// after, and a flush under way, blocked on a client that stopped reading,
+// is given up at once.
 func (s *sessionStream) interrupt() {
 	if s.mu.TryLock() {
+		s.ended = true
 		s.mu.Unlock()
 		return
 	}
