@@ -25,7 +25,9 @@ import (
 //
 // The clients are mcp-go's in-process ones, whose transport hands each
 // notification to the client's handler in turn: a handler that blocks
-// stops the reading, and mcp-go's channel (room for 100) fills.
+// stops the reading, and mcp-go's channel (room for 100) fills. Every
+// time.Sleep here is on testing/synctest's clock: it moves the bubble's
+// time, and waits for nothing real.
 func TestStalledSessionHoldsUpNoOther(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {

@@ -170,7 +170,7 @@ func TestSDKSessionStream(t *testing.T) {
 	t.Parallel()
 	reg, server := eraRegistry(t)
 	sdk := serve.NewGoSDKHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: time.Hour})
-	rec := &streamRecorder{}
+	rec := &streamRecorder{header: make(chan struct{}, 1)}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method == http.MethodGet {
 			rec.mu.Lock()
@@ -183,7 +183,9 @@ func TestSDKSessionStream(t *testing.T) {
 	t.Cleanup(hs.Close)
 	w := connectHTTPWatcher(t, hs.URL, "2025-11-25")
 	require.NoError(t, w.session.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "db://users/7"}))
-	require.Eventually(t, func() bool { return len(rec.calls()) > 0 }, mcptest.WaitTimeout, time.Millisecond, "the GET stream's header")
+	// go-sdk writes the header holding the stream, which it readies for
+	// notifications before it lets go: one sent from now on reaches it.
+	mcptest.Receive(t, rec.header, "the GET stream's header")
 	require.NoError(t, reg.Changed("db://users/7"))
 	assert.Equal(t, "db://users/7", mcptest.Receive(t, w.updates, "the notification"))
 
@@ -199,8 +201,10 @@ func TestSDKSessionStream(t *testing.T) {
 }
 
 // A streamRecorder passes a response on to w, and records what it is
-// asked to do.
+// asked to do; header hears of each header written.
 type streamRecorder struct {
+	header chan struct{}
+
 	mu  sync.Mutex
 	w   http.ResponseWriter
 	log []string
@@ -223,6 +227,10 @@ func (r *streamRecorder) Header() http.Header { return r.w.Header() }
 func (r *streamRecorder) WriteHeader(code int) {
 	r.record(fmt.Sprintf("header %d %s", code, r.w.Header().Get("Content-Type")))
 	r.w.WriteHeader(code)
+	select {
+	case r.header <- struct{}{}:
+	default:
+	}
 }
 
 func (r *streamRecorder) Write(p []byte) (int, error) {
