@@ -430,13 +430,19 @@ func writeEvent(w http.ResponseWriter, msg []byte) error {
 // interrupt ends the stream once the listen has: nothing is written
 // after, and a write under way, blocked on a client that stopped
 // reading, is given up at once.
-func (s *edgeStream) interrupt() {
-	if s.mu.TryLock() {
-		s.ended = true
-		s.mu.Unlock()
+func (s *edgeStream) interrupt() { endOrInterrupt(&s.mu, &s.ended, s.rc) }
+
+// endOrInterrupt ends a stream written under mu, which sets ended, once
+// its request has: if no write is under way, ended is set and none
+// starts; else the write, blocked on a client that stopped reading, is
+// given up at once (a write deadline of now).
+func endOrInterrupt(mu *sync.Mutex, ended *bool, rc *http.ResponseController) {
+	if mu.TryLock() {
+		*ended = true
+		mu.Unlock()
 		return
 	}
-	_ = s.rc.SetWriteDeadline(time.Now())
+	_ = rc.SetWriteDeadline(time.Now())
 }
 
 // stop ends the stream before the handler returns: nothing is written

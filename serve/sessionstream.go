@@ -12,7 +12,6 @@ import (
 	"context"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/resource"
@@ -113,11 +112,4 @@ func (s *sessionStream) end() {
 // interrupt ends the stream once the request has: nothing is flushed
 // after, and a flush under way, blocked on a client that stopped reading,
 // is given up at once.
-func (s *sessionStream) interrupt() {
-	if s.mu.TryLock() {
-		s.ended = true
-		s.mu.Unlock()
-		return
-	}
-	_ = s.rc.SetWriteDeadline(time.Now())
-}
+func (s *sessionStream) interrupt() { endOrInterrupt(&s.mu, &s.ended, s.rc) }
