@@ -179,7 +179,7 @@ func BenchmarkFanout(b *testing.B) {
 		all = append(all[:len(all):len(all)], fullRows...)
 	}
 	for _, r := range all {
-		for _, server := range []string{mcpres, mcpresGoSDK, gosdkLoop, gosdkGoroutine} {
+		for _, server := range []string{mcpres, mcpresGoSDK, gosdkLoop, gosdkGoroutine, floor} {
 			if server == mcpresGoSDK && r.era == sessions {
 				continue // the same path as mcpres's
 			}

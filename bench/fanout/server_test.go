@@ -33,6 +33,7 @@ const (
 	mcpresGoSDK    = "mcpres-gosdk"    // the same, but its listens served by go-sdk (no serve.Options.Registry)
 	gosdkLoop      = "gosdk-loop"      // plain go-sdk; ResourceUpdated in the driver's loop
 	gosdkGoroutine = "gosdk-goroutine" // plain go-sdk; ResourceUpdated in a goroutine per change
+	floor          = "floor"           // no MCP server: each notification written in the driver's loop (floor_test.go)
 )
 
 // serverEnv, set to one of the servers above, makes the test binary the
@@ -134,6 +135,9 @@ func runServer(kind string, m int) error {
 			changed = func(uri string) { go updated(uri) }
 		}
 		hs = &http.Server{}
+	case floor:
+		f := newFloor()
+		endpoint, changed, hs = f, f.changed, &http.Server{}
 	default:
 		return fmt.Errorf("fanout: no server %q", kind)
 	}
