@@ -11,11 +11,14 @@ package fanout
 // the floor.
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"sync"
+	"testing"
 
 	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,17 +109,19 @@ func (f *floorServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // watcher of uris, and holds it until the request ends.
 func (f *floorServer) hold(w http.ResponseWriter, req *http.Request, uris []string, id json.RawMessage, first []byte) {
 	s := &floorStream{w: w, f: w.(http.Flusher), id: id}
+	s.mu.Lock() // a change waits for the header and first
+	f.mu.Lock()
+	for _, uri := range uris {
+		f.watchers[uri] = append(f.watchers[uri], s)
+	}
+	f.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	if first != nil {
 		w.Write(event(first))
 	}
 	s.f.Flush()
-	f.mu.Lock()
-	for _, uri := range uris {
-		f.watchers[uri] = append(f.watchers[uri], s)
-	}
-	f.mu.Unlock()
+	s.mu.Unlock()
 	<-req.Context().Done()
 	s.mu.Lock() // nothing is written once the handler returns
 	defer s.mu.Unlock()
@@ -164,4 +169,47 @@ func updated(uri string, id json.RawMessage) []byte {
 // event makes msg one SSE message event.
 func event(msg []byte) []byte {
 	return append(append([]byte("event: message\ndata: "), msg...), "\n\n"...)
+}
+
+// TestFloor opens a listen and a session on the floor, as the listeners
+// do, and checks that a change reaches both, the listen's with its
+// subscription ID.
+func TestFloor(t *testing.T) {
+	f := newFloor()
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	cfg := clientConfig{Base: srv.URL, Streams: 2, Watch: 10, URIs: 10} // each watches every URI
+	type got struct{ n, id int }
+	arrived := make(chan got, 2)
+	read := func(r *bufio.Reader) {
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			if n, id, ok := parseUpdated(line); ok {
+				arrived <- got{n, int(id)}
+			}
+		}
+	}
+	cfg.Era = listens
+	hangUp, err := openListen(srv.Client(), cfg, 0, read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hangUp()
+	cfg.Era = sessions
+	if hangUp, err = openSession(srv.Client(), cfg, 1, read); err != nil {
+		t.Fatal(err)
+	}
+	defer hangUp()
+
+	f.changed(uriOf(3))
+	a, b := <-arrived, <-arrived
+	if a.id == 0 {
+		a, b = b, a
+	}
+	if a != (got{3, 1}) || b != (got{3, 0}) {
+		t.Errorf("arrived %+v and %+v; want resource 3 on the listen (subscription ID 1) and on the session (none)", a, b)
+	}
 }
