@@ -30,7 +30,11 @@ package serve
 //     with one Write, and flushes it after through
 //     http.NewResponseController, so through that writer's FlushError:
 //     which the edge holds while the registry sends a run
-//     (sessionstream.go).
+//     (sessionstream.go). With no EventStore, an event has no ID, and a
+//     resources/updated is "event: message", then "data: " and the
+//     message as jsonrpc.EncodeMessage encodes it: the registry writes
+//     those itself between go-sdk's events (TestSDKSessionStream,
+//     TestSessionStreamAsGoSDK).
 
 import (
 	"iter"
@@ -71,7 +75,7 @@ func NewGoSDKHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.H
 	stateful := mcp.NewStreamableHTTPHandler(get, &o)
 	o.Stateless = true
 	stateless := mcp.NewStreamableHTTPHandler(get, &o)
-	return &goSDKHandler{server: server, stateful: stateful, stateless: stateless}
+	return &goSDKHandler{server: server, stateful: stateful, stateless: stateless, numbered: o.EventStore != nil}
 }
 
 // A goSDKHandler sends each request to the go-sdk handler of its era.
@@ -80,6 +84,13 @@ type goSDKHandler struct {
 	stateful, stateless http.Handler
 	reg                 *resource.Registry // made the server: its listens are served at the edge (listen.go), its sessions' GET streams attached to it (sessionstream.go); nil if none
 	lists               *listChanged       // the listens at the edge that take list_changed
+	// numbered is set when go-sdk numbers the events of a session's
+	// stream (an EventStore): the registry then writes none itself.
+	numbered bool
+	// updated starts each notifications/resources/updated event the
+	// registry writes on a session's stream itself; nil if it writes
+	// none (sessionstream.go).
+	updated []byte
 }
 
 func (h *goSDKHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -106,6 +117,9 @@ func (h *goSDKHandler) withRegistry(reg *resource.Registry) *goSDKHandler {
 	}
 	c := *h
 	c.reg, c.lists = reg, &listChanged{reg: reg}
+	if !h.numbered {
+		c.updated, _ = updatedEvent() // nil, on an error: go-sdk writes them
+	}
 	return &c
 }
 

@@ -196,6 +196,12 @@ func TestSDKSessionStream(t *testing.T) {
 	require.GreaterOrEqual(t, i, 0, "%s: %q", changed(5, "sessionStream"), calls)
 	assert.True(t, strings.HasPrefix(calls[i], "write event: message\ndata: {") && strings.HasSuffix(calls[i], "}\n\n"),
 		"%s: the event in one Write: %q", changed(5, "sessionStream"), calls[i])
+	params, err := json.Marshal(&mcp.ResourceUpdatedNotificationParams{URI: "db://users/7"})
+	require.NoError(t, err)
+	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: protocol.NotificationResourceUpdated, Params: params})
+	require.NoError(t, err)
+	assert.Equal(t, "write event: message\ndata: "+string(msg)+"\n\n", calls[i],
+		"%s: with no EventStore, no event ID, and the message as jsonrpc.EncodeMessage encodes it", changed(5, "sessionStream"))
 	require.Greater(t, len(calls), i+1, "%s: %q", changed(5, "sessionStream"), calls)
 	assert.Equal(t, "flush", calls[i+1], changed(5, "sessionStream"))
 }

@@ -191,6 +191,19 @@ type smallBuffers struct{ net.Listener }
 // write buffers are small (smallBuffers).
 func smallBufferServer(t *testing.T, opts serve.Options) (*resource.Registry, *httptest.Server) {
 	t.Helper()
+	return smallServer{opts: opts, registry: true}.start(t)
+}
+
+// A smallServer is smallBufferServer's, with more choices.
+type smallServer struct {
+	opts     serve.Options
+	registry bool                       // opts.Registry is the registry
+	sdk      *mcp.StreamableHTTPOptions // if not nil, go-sdk's handler is serve.NewGoSDKHandler's with sdk, behind serve.Guard
+	server   func(*mcp.Server)          // if not nil, is given the server the registry made
+}
+
+func (c smallServer) start(t *testing.T) (*resource.Registry, *httptest.Server) {
+	t.Helper()
 	reg, err := resource.NewRegistry(&resource.Options{Logger: quietLogger(),
 		Subscriptions: resource.SubscriptionOptions{Window: time.Millisecond}, ListChangedDelay: time.Millisecond})
 	require.NoError(t, err)
@@ -201,8 +214,20 @@ func smallBufferServer(t *testing.T, opts serve.Options) (*resource.Registry, *h
 		}))
 	server, err := reg.NewServer(&mcp.Implementation{Name: "small", Version: "v0"}, &mcp.ServerOptions{Logger: quietLogger()})
 	require.NoError(t, err)
-	opts.Registry, opts.Logger, opts.Path = reg, quietLogger(), "/"
-	h, err := serve.Handler(server, &opts)
+	if c.server != nil {
+		c.server(server)
+	}
+	opts := c.opts
+	if c.registry {
+		opts.Registry = reg
+	}
+	opts.Logger, opts.Path = quietLogger(), "/"
+	var h http.Handler
+	if c.sdk != nil {
+		h, err = serve.Guard(serve.NewGoSDKHandler(server, c.sdk), &opts)
+	} else {
+		h, err = serve.Handler(server, &opts)
+	}
 	require.NoError(t, err)
 	hs := httptest.NewUnstartedServer(h)
 	hs.Listener = smallBuffers{hs.Listener}

@@ -189,8 +189,11 @@ type Options struct {
 	// each, and Wrap each request. Listens that ask for list_changed go to
 	// go-sdk. The GET stream of each older session is attached to the
 	// registry (resource.Registry.AttachSessionStream): a session that
-	// fell behind gets the notifications that waited for it in one write,
-	// go-sdk's bytes unchanged.
+	// fell behind gets the notifications that waited for it in one write;
+	// unless go-sdk numbers the stream's events (an EventStore, given to
+	// NewGoSDKHandler), the registry writes each resources/updated on it
+	// itself (resource.SessionWriter), the bytes go-sdk would write, for
+	// less CPU than go-sdk's connection spends on them.
 	Registry *resource.Registry
 	// Logger receives the URL Serve serves, at Info, each refusal of the
 	// edge, at Debug (a client's mistake) or Warn (a cap), and net/http's

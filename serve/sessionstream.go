@@ -5,23 +5,32 @@ package serve
 // registry, whose sending of a run of notifications to a session that
 // fell behind then holds the stream's flushes until the last is written:
 // one write for the run, not one each (resource.AttachSessionStream).
-// go-sdk writes every byte of the stream, as without the edge; only
-// when its flushes reach the socket changes.
+// Where go-sdk numbers none of the stream's events (no EventStore), the
+// registry also writes each resources/updated whose params are the URI
+// alone on it itself (writableStream, a resource.SessionWriter), as
+// go-sdk would write it, between go-sdk's events, each of which go-sdk
+// writes whole (behaviour 5 of gosdk.go); the contract test
+// TestSessionStreamAsGoSDK compares the bytes.
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 
 	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/resource"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // serveSessionStream has go-sdk serve req, a GET of a session's stream,
 // with w as a sessionStream attached to the registry once go-sdk has
 // accepted the stream.
 func (h *goSDKHandler) serveSessionStream(w http.ResponseWriter, req *http.Request) {
-	s := &sessionStream{ResponseWriter: w, rc: http.NewResponseController(w), reg: h.reg, id: req.Header.Get(protocol.HeaderSessionID)}
+	s := &sessionStream{ResponseWriter: w, rc: http.NewResponseController(w), reg: h.reg, id: req.Header.Get(protocol.HeaderSessionID), updated: h.updated}
 	// A flush blocked on a client that stopped reading is given up when
 	// the request ends.
 	defer context.AfterFunc(req.Context(), s.interrupt)()
@@ -37,12 +46,18 @@ type sessionStream struct {
 	reg *resource.Registry
 	id  string
 
+	// updated is the start of a notifications/resources/updated event,
+	// up to its URI, as go-sdk writes it, if the registry may write them
+	// itself (writableStream); nil if go-sdk numbers the stream's events.
+	updated []byte
+
 	detach func() // set by WriteHeader, in go-sdk's handler; nil until then
 
 	mu      sync.Mutex
-	held    bool // flushes wait for Release
-	flushes bool // a flush waits
-	ended   bool // the handler returned: nothing more is written
+	held    bool   // flushes wait for Release
+	flushes bool   // a flush waits
+	ended   bool   // the handler returned: nothing more is written
+	buf     []byte // the event writableStream is writing
 }
 
 // WriteHeader writes the header, and once go-sdk has accepted the stream
@@ -52,8 +67,20 @@ type sessionStream struct {
 func (s *sessionStream) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 	if code == http.StatusOK && s.detach == nil && isEventStream(s.Header().Get("Content-Type")) {
-		s.detach = s.reg.AttachSessionStream(s.id, s)
+		var stream resource.SessionStream = s
+		if s.updated != nil {
+			stream = writableStream{s}
+		}
+		s.detach = s.reg.AttachSessionStream(s.id, stream)
 	}
+}
+
+// Write writes p, one of go-sdk's events (behaviour 5 of gosdk.go),
+// whole: none of the registry's is written within it.
+func (s *sessionStream) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ResponseWriter.Write(p)
 }
 
 // Flush flushes the response, for http.ResponseController's Flush, as
@@ -113,3 +140,60 @@ func (s *sessionStream) end() {
 // after, and a flush under way, blocked on a client that stopped reading,
 // is given up at once.
 func (s *sessionStream) interrupt() { endOrInterrupt(&s.mu, &s.ended, s.rc) }
+
+// A writableStream is a sessionStream on which the registry writes each
+// notifications/resources/updated itself, as go-sdk writes it
+// (resource.SessionWriter): the stream of a go-sdk handler with no
+// EventStore, whose events go-sdk does not number.
+type writableStream struct{ *sessionStream }
+
+// Updated writes notifications/resources/updated of uri into the
+// response's buffer, between go-sdk's events; FlushUpdated sends it.
+func (s writableStream) Updated(uri string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return errStreamEnded
+	}
+	s.buf = appendJSONString(append(s.buf[:0], s.updated...), uri)
+	s.buf = append(s.buf, "}}\n\n"...)
+	if _, err := s.ResponseWriter.Write(s.buf); err != nil {
+		s.ended = true
+		return err
+	}
+	return nil
+}
+
+// FlushUpdated sends what Updated wrote, and any flush go-sdk's events
+// wait for.
+func (s writableStream) FlushUpdated() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return errStreamEnded
+	}
+	s.flushes = false
+	return s.rc.Flush()
+}
+
+// updatedEvent returns the start of a notifications/resources/updated
+// event on a session's stream, up to its URI, as go-sdk encodes and
+// writes it with no event ID: "event: message", then "data: " and the
+// message, whose params are the URI alone.
+func updatedEvent() ([]byte, error) {
+	const mark = "\x00uri\x00"
+	params, err := marshal(&mcp.ResourceUpdatedNotificationParams{URI: mark})
+	if err != nil {
+		return nil, err
+	}
+	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: protocol.NotificationResourceUpdated, Params: params})
+	if err != nil {
+		return nil, err
+	}
+	quoted, _ := marshal(mark)
+	before, after, found := bytes.Cut(msg, quoted)
+	if !found || string(after) != "}}" {
+		return nil, errors.New("serve: unexpected encoding of resources/updated")
+	}
+	return append([]byte("event: message\ndata: "), before...), nil
+}

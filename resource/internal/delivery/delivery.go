@@ -32,7 +32,9 @@
 //     was made with; a withdrawn one is not sent. The rest of go-sdk's
 //     chain sends it, bounded as go-sdk bounds its own sends; a run of
 //     them to a session whose GET stream a transport attached
-//     (held.go) is flushed once, after the last.
+//     (held.go) is flushed once, after the last. On a stream attached
+//     as a WritableStream, a resources/updated whose params are the URI
+//     alone is written by send itself, as go-sdk would write it.
 //
 // A session's record (sessions.go) holds its subscriptions, their grants,
 // its send queue and how its end is watched; nothing else in mcpres keeps

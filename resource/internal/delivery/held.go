@@ -12,6 +12,24 @@ type HeldStream interface {
 	Release() error
 }
 
+// A WritableStream is a HeldStream the delivery may write a session's
+// notifications/resources/updated on itself, as go-sdk writes one,
+// rather than through go-sdk's connection: its transport offers it when
+// go-sdk numbers none of the stream's events (no EventStore). send
+// writes on it only what go-sdk would have written byte for byte: a
+// resources/updated whose params are the URI alone (queued.plain), to a
+// session of a server the registry made, whose sending middleware has
+// nothing but go-sdk's own writing after the registry's.
+type WritableStream interface {
+	HeldStream
+	// Updated writes notifications/resources/updated of uri into the
+	// stream's buffer, as go-sdk writes it with no event ID;
+	// FlushUpdated sends it.
+	Updated(uri string) error
+	// FlushUpdated sends what Updated wrote.
+	FlushUpdated() error
+}
+
 // AttachStream tells d that s is the GET stream of the go-sdk session
 // named id; detach forgets it, if it is still the session's.
 func (d *Delivery[G]) AttachStream(id string, s HeldStream) (detach func()) {

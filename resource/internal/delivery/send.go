@@ -21,6 +21,9 @@ type queued[G any] struct {
 	next        mcp.MethodHandler // nil for another server's session
 	grant       G                 // the subscription's, to ask Options.Allowed about
 	granted     bool              // grant is set
+	// plain is set for a resources/updated whose params are its URI
+	// alone, as deliver made them, that a WritableStream may write.
+	plain bool
 }
 
 // sendTimeout bounds one send, as go-sdk bounds each of its own
@@ -58,6 +61,8 @@ func (d *Delivery[G]) Queue(s *mcp.ServerSession, method, uri string, req mcp.Re
 	if method == protocol.NotificationResourceUpdated {
 		d.reached(rec, uri)
 		q.grant, q.granted = d.grant(rec, uri)
+		p, _ := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+		q.plain = p != nil && p.URI == uri && len(p.Meta) == 0
 	}
 	rec.sendMu.Lock()
 	replaced, start := d.push(rec, q)
@@ -253,19 +258,27 @@ func (d *Delivery[G]) unstall(b *batch[G]) {
 // session with more than one notification waiting, whose GET stream a
 // transport attached (AttachStream), has that stream's flushes held
 // until its queue is empty: a session that fell behind gets what waited
-// in one write, not one each.
+// in one write, not one each. On a stream attached as a WritableStream,
+// a plain resources/updated (queued.plain) is written by Updated, not
+// go-sdk's chain, and flushed once the queue is empty.
 //
 // A sending goroutine's context bounds each send (sendContext).
 func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
-	unsent := false     // another server's session was sent to since it was flushed
-	var held HeldStream // a go-sdk session's stream, its flushes held
+	var flush func() error // another server's session's, or a go-sdk session's WritableStream's
+	if f, ok := s.Other.(Flusher); ok {
+		flush = f.Flush
+	}
+	unsent := false        // what flush sends was written since it was called
+	var held HeldStream    // a go-sdk session's stream, its flushes held
+	var w WritableStream   // a go-sdk session's stream, written to by send
+	looked := s.SDK == nil // w was looked for
 	for {
 		rec.sendMu.Lock()
 		if rec.head == len(rec.queue) || d.ctx.Err() != nil {
-			if f, ok := s.Other.(Flusher); ok && unsent && d.ctx.Err() == nil {
+			if unsent && d.ctx.Err() == nil {
 				rec.sendMu.Unlock()
 				unsent = false
-				if err := f.Flush(); err != nil {
+				if err := flush(); err != nil {
 					d.opts.Logger.Warn("notifications not sent", "session_id", s.ID(), "error", err)
 				}
 				continue // more may have come while it flushed
@@ -301,13 +314,24 @@ func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
 		if q.granted && !d.opts.Allowed(d.ctx, s, q.uri, q.grant) {
 			continue
 		}
-		ctx := t.get(d.ctx)
+		if q.plain && !looked {
+			looked = true
+			if w, _ = d.heldStream(s.SDK.ID()).(WritableStream); w != nil {
+				flush = w.FlushUpdated
+			}
+		}
 		var err error
-		if q.next != nil {
-			_, err = q.next(ctx, q.method, q.req)
-		} else {
-			err = s.Other.Updated(ctx, q.uri)
+		switch {
+		case q.plain && w != nil:
+			// As go-sdk would write it, without its connection's
+			// encoding and locks.
+			err = w.Updated(q.uri)
 			unsent = true
+		case q.next != nil:
+			_, err = q.next(t.get(d.ctx), q.method, q.req)
+		default:
+			err = s.Other.Updated(t.get(d.ctx), q.uri)
+			unsent = flush != nil
 		}
 		switch {
 		case err != nil && d.ctx.Err() == nil:
