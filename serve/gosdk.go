@@ -118,7 +118,7 @@ func (h *goSDKHandler) withRegistry(reg *resource.Registry) *goSDKHandler {
 	c := *h
 	c.reg, c.lists = reg, &listChanged{reg: reg}
 	if !h.numbered {
-		c.updated, _ = updatedEvent() // nil, on an error: go-sdk writes them
+		c.updated, _ = updatedPrefix(nil) // nil, on an error: go-sdk writes them
 	}
 	return &c
 }

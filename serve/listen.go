@@ -240,23 +240,10 @@ const updatedSuffix = "}}\n\n"
 // newEdgeStream returns the stream of the listen id on w, which cancel
 // ends and done tells the end of.
 func newEdgeStream(w http.ResponseWriter, id jsonrpc.ID, cancel context.CancelFunc, done <-chan struct{}) (*edgeStream, error) {
-	// The notification, as go-sdk encodes it, with a URI that marks
-	// where each notification's URI goes.
-	const mark = "\x00uri\x00"
-	params, err := marshal(&mcp.ResourceUpdatedNotificationParams{URI: mark, Meta: mcp.Meta{mcp.MetaKeySubscriptionID: id.Raw()}})
+	prefix, err := updatedPrefix(mcp.Meta{mcp.MetaKeySubscriptionID: id.Raw()})
 	if err != nil {
 		return nil, err
 	}
-	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: protocol.NotificationResourceUpdated, Params: params})
-	if err != nil {
-		return nil, err
-	}
-	quoted, _ := marshal(mark)
-	before, after, found := bytes.Cut(msg, quoted)
-	if !found || string(after) != "}}" {
-		return nil, errors.New("serve: unexpected encoding of resources/updated")
-	}
-	prefix := append([]byte("event: message\ndata: "), before...)
 	return &edgeStream{w: w, rc: http.NewResponseController(w), cancel: cancel, done: done, acked: make(chan struct{}), prefix: prefix, id: id}, nil
 }
 
@@ -290,8 +277,7 @@ func (s *edgeStream) Updated(ctx context.Context, uri string) error {
 	if s.ended {
 		return errStreamEnded
 	}
-	s.buf = appendJSONString(append(s.buf[:0], s.prefix...), uri)
-	s.buf = append(s.buf, updatedSuffix...)
+	s.buf = appendUpdated(s.buf[:0], s.prefix, uri)
 	if _, err := s.w.Write(s.buf); err != nil {
 		s.fail()
 		return err
@@ -452,6 +438,36 @@ func (s *edgeStream) stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ended = true
+}
+
+// updatedPrefix returns the start of a notifications/resources/updated
+// event whose params hold meta (none if nil) and a URI, up to the URI,
+// as go-sdk encodes and writes it with no event ID: "event: message",
+// then "data: " and the message; appendUpdated adds the rest.
+func updatedPrefix(meta mcp.Meta) ([]byte, error) {
+	// The notification, as go-sdk encodes it, with a URI that marks
+	// where each notification's URI goes.
+	const mark = "\x00uri\x00"
+	params, err := marshal(&mcp.ResourceUpdatedNotificationParams{URI: mark, Meta: meta})
+	if err != nil {
+		return nil, err
+	}
+	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: protocol.NotificationResourceUpdated, Params: params})
+	if err != nil {
+		return nil, err
+	}
+	quoted, _ := marshal(mark)
+	before, after, found := bytes.Cut(msg, quoted)
+	if !found || string(after) != "}}" {
+		return nil, errors.New("serve: unexpected encoding of resources/updated")
+	}
+	return append([]byte("event: message\ndata: "), before...), nil
+}
+
+// appendUpdated appends to b the notifications/resources/updated event
+// of uri that prefix (updatedPrefix's) starts.
+func appendUpdated(b, prefix []byte, uri string) []byte {
+	return append(appendJSONString(append(b, prefix...), uri), updatedSuffix...)
 }
 
 // marshal encodes v as go-sdk encodes a message: as json.Marshal, but

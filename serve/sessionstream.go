@@ -13,17 +13,12 @@ package serve
 // TestSessionStreamAsGoSDK compares the bytes.
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"sync"
 
 	"github.com/mcpres/mcpres/internal/protocol"
 	"github.com/mcpres/mcpres/resource"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // serveSessionStream has go-sdk serve req, a GET of a session's stream,
@@ -155,8 +150,7 @@ func (s writableStream) Updated(uri string) error {
 	if s.ended {
 		return errStreamEnded
 	}
-	s.buf = appendJSONString(append(s.buf[:0], s.updated...), uri)
-	s.buf = append(s.buf, "}}\n\n"...)
+	s.buf = appendUpdated(s.buf[:0], s.updated, uri)
 	if _, err := s.ResponseWriter.Write(s.buf); err != nil {
 		s.ended = true
 		return err
@@ -174,26 +168,4 @@ func (s writableStream) FlushUpdated() error {
 	}
 	s.flushes = false
 	return s.rc.Flush()
-}
-
-// updatedEvent returns the start of a notifications/resources/updated
-// event on a session's stream, up to its URI, as go-sdk encodes and
-// writes it with no event ID: "event: message", then "data: " and the
-// message, whose params are the URI alone.
-func updatedEvent() ([]byte, error) {
-	const mark = "\x00uri\x00"
-	params, err := marshal(&mcp.ResourceUpdatedNotificationParams{URI: mark})
-	if err != nil {
-		return nil, err
-	}
-	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: protocol.NotificationResourceUpdated, Params: params})
-	if err != nil {
-		return nil, err
-	}
-	quoted, _ := marshal(mark)
-	before, after, found := bytes.Cut(msg, quoted)
-	if !found || string(after) != "}}" {
-		return nil, errors.New("serve: unexpected encoding of resources/updated")
-	}
-	return append([]byte("event: message\ndata: "), before...), nil
 }

@@ -264,21 +264,24 @@ func (d *Delivery[G]) unstall(b *batch[G]) {
 //
 // A sending goroutine's context bounds each send (sendContext).
 func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
-	var flush func() error // another server's session's, or a go-sdk session's WritableStream's
-	if f, ok := s.Other.(Flusher); ok {
-		flush = f.Flush
-	}
-	unsent := false        // what flush sends was written since it was called
-	var held HeldStream    // a go-sdk session's stream, its flushes held
-	var w WritableStream   // a go-sdk session's stream, written to by send
-	looked := s.SDK == nil // w was looked for
+	flusher, _ := s.Other.(Flusher) // another server's session, if it buffers
+	var w WritableStream            // a go-sdk session's stream, written to by send
+	looked := s.SDK == nil          // w was looked for
+	unsent := false                 // flusher or w was written to since it was flushed
+	var held HeldStream             // a go-sdk session's stream, its flushes held
 	for {
 		rec.sendMu.Lock()
 		if rec.head == len(rec.queue) || d.ctx.Err() != nil {
 			if unsent && d.ctx.Err() == nil {
 				rec.sendMu.Unlock()
 				unsent = false
-				if err := flush(); err != nil {
+				var err error
+				if w != nil {
+					err = w.FlushUpdated()
+				} else {
+					err = flusher.Flush()
+				}
+				if err != nil {
 					d.opts.Logger.Warn("notifications not sent", "session_id", s.ID(), "error", err)
 				}
 				continue // more may have come while it flushed
@@ -316,9 +319,7 @@ func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
 		}
 		if q.plain && !looked {
 			looked = true
-			if w, _ = d.heldStream(s.SDK.ID()).(WritableStream); w != nil {
-				flush = w.FlushUpdated
-			}
+			w, _ = d.heldStream(s.SDK.ID()).(WritableStream)
 		}
 		var err error
 		switch {
@@ -331,7 +332,7 @@ func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
 			_, err = q.next(t.get(d.ctx), q.method, q.req)
 		default:
 			err = s.Other.Updated(t.get(d.ctx), q.uri)
-			unsent = flush != nil
+			unsent = flusher != nil
 		}
 		switch {
 		case err != nil && d.ctx.Err() == nil:
