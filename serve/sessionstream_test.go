@@ -23,23 +23,32 @@ import (
 )
 
 // TestSessionBehindGetsWhatWaited: a session of each era before
-// 2026-07-28 whose client stops reading its GET stream falls behind; the notifications that wait
-// for it meanwhile, which the registry sends as a run with the stream's
-// flushes held (Options.Registry), all reach it, whole, once it reads
-// again, and none stays in the server's buffer: go-sdk's bytes, flushed
-// after the last of the run.
+// 2026-07-28 whose client stops reading its GET stream falls behind; the
+// notifications that wait for it meanwhile all reach it, whole, once it
+// reads again, and none stays in the server's buffer: flushed after the
+// last of the run. The registry writes them itself (Options.Registry,
+// no EventStore), or, where go-sdk numbers the stream's events (an
+// EventStore), go-sdk writes them with the stream's flushes held.
 func TestSessionBehindGetsWhatWaited(t *testing.T) {
 	t.Parallel()
 	for _, version := range []string{"2025-06-18", "2025-11-25"} {
-		t.Run(version, func(t *testing.T) {
-			t.Parallel()
-			sessionBehind(t, version)
-		})
+		for _, store := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/EventStore=%t", version, store), func(t *testing.T) {
+				t.Parallel()
+				// No keep-alive comment, whose flush would send what a
+				// missing one left in the buffer.
+				c := smallServer{registry: true, opts: serve.Options{KeepAlive: -1}}
+				if store {
+					c.sdk = &mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil), SessionTimeout: time.Hour}
+				}
+				sessionBehind(t, version, c)
+			})
+		}
 	}
 }
 
-func sessionBehind(t *testing.T, version string) {
-	reg, hs := smallBufferServer(t, serve.Options{})
+func sessionBehind(t *testing.T, version string, c smallServer) {
+	reg, hs := c.start(t)
 	// The session: a subscription to each of a hundred big URIs (a) and
 	// five more (b), and its GET stream, over a connection with small
 	// buffers: the header is read, then nothing more for a while.
@@ -78,10 +87,15 @@ func sessionBehind(t *testing.T, version string) {
 				break
 			}
 		}
-		if strings.HasPrefix(ev.String(), ":") {
-			continue // a keep-alive comment
+		if strings.HasPrefix(ev.String(), ":") || strings.HasPrefix(ev.String(), "event: prime\n") {
+			continue // a keep-alive comment, or go-sdk's priming event
 		}
-		data, ok := strings.CutPrefix(ev.String(), "event: message\ndata: ")
+		data, ok := strings.CutPrefix(ev.String(), "event: message\n")
+		require.True(t, ok, "a whole event: %q", ev.String())
+		if id, rest, found := strings.Cut(data, "\n"); found && strings.HasPrefix(id, "id: ") {
+			data = rest // go-sdk's event ID, with an EventStore
+		}
+		data, ok = strings.CutPrefix(data, "data: ")
 		require.True(t, ok, "a whole event: %q", ev.String())
 		var msg struct {
 			Method string

@@ -265,10 +265,11 @@ func (d *Delivery[G]) unstall(b *batch[G]) {
 // A sending goroutine's context bounds each send (sendContext).
 func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
 	flusher, _ := s.Other.(Flusher) // another server's session, if it buffers
-	var w WritableStream            // a go-sdk session's stream, written to by send
-	looked := s.SDK == nil          // w was looked for
+	var stream HeldStream           // a go-sdk session's attached GET stream, once looked up
+	looked := s.SDK == nil          // stream was looked up, or there is none to look up
+	var w WritableStream            // stream, if send writes plain notifications on it
+	held := false                   // stream's flushes are held
 	unsent := false                 // flusher or w was written to since it was flushed
-	var held HeldStream             // a go-sdk session's stream, its flushes held
 	for {
 		rec.sendMu.Lock()
 		if rec.head == len(rec.queue) || d.ctx.Err() != nil {
@@ -286,12 +287,12 @@ func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
 				}
 				continue // more may have come while it flushed
 			}
-			if held != nil {
+			if held {
 				rec.sendMu.Unlock()
-				if err := held.Release(); err != nil && d.ctx.Err() == nil {
+				held = false
+				if err := stream.Release(); err != nil && d.ctx.Err() == nil {
 					d.opts.Logger.Warn("notifications not sent", "session_id", s.ID(), "error", err)
 				}
-				held = nil
 				continue // more may have come while it flushed
 			}
 			rec.emptyQueue()
@@ -307,19 +308,13 @@ func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
 		rec.head++
 		more := rec.head < len(rec.queue)
 		rec.sendMu.Unlock()
-		if more && held == nil && s.SDK != nil {
-			// A run of notifications: written as go-sdk writes them, and
-			// flushed once, after the last.
-			if held = d.heldStream(s.SDK.ID()); held != nil {
-				held.Hold()
-			}
-		}
 		if q.granted && !d.opts.Allowed(d.ctx, s, q.uri, q.grant) {
 			continue
 		}
-		if q.plain && !looked {
+		if !looked && (more || q.plain) {
 			looked = true
-			w, _ = d.heldStream(s.SDK.ID()).(WritableStream)
+			stream = d.heldStream(s.SDK.ID())
+			w, _ = stream.(WritableStream)
 		}
 		var err error
 		switch {
@@ -329,6 +324,12 @@ func (d *Delivery[G]) send(s Key, rec *record[G], t *sendContext) {
 			err = w.Updated(q.uri)
 			unsent = true
 		case q.next != nil:
+			if more && !held && stream != nil {
+				// A run of notifications go-sdk writes: flushed once,
+				// after the last.
+				stream.Hold()
+				held = true
+			}
 			_, err = q.next(t.get(d.ctx), q.method, q.req)
 		default:
 			err = s.Other.Updated(t.get(d.ctx), q.uri)
