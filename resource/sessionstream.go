@@ -27,11 +27,15 @@ type SessionStream interface {
 type SessionWriter interface {
 	SessionStream
 	// Updated writes notifications/resources/updated of uri into the
-	// stream's buffer, between go-sdk's events, as go-sdk writes it:
-	// "event: message", then "data: " and the message, with no event
-	// ID. FlushUpdated sends it.
+	// stream's buffer, as go-sdk writes it: "event: message", then
+	// "data: " and the message, with no event ID. It must not write
+	// within one of go-sdk's events: the transport orders its writes
+	// with go-sdk's. FlushUpdated sends it; an error means the stream
+	// ended, and the registry logs the notification as not sent.
 	Updated(uri string) error
-	// FlushUpdated sends what Updated wrote.
+	// FlushUpdated sends what Updated wrote. (It is not Flush: the
+	// stream is most often also the http.ResponseWriter go-sdk writes
+	// through, whose Flush returns nothing.)
 	FlushUpdated() error
 }
 

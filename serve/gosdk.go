@@ -75,7 +75,11 @@ func NewGoSDKHandler(server *mcp.Server, opts *mcp.StreamableHTTPOptions) http.H
 	stateful := mcp.NewStreamableHTTPHandler(get, &o)
 	o.Stateless = true
 	stateless := mcp.NewStreamableHTTPHandler(get, &o)
-	return &goSDKHandler{server: server, stateful: stateful, stateless: stateless, numbered: o.EventStore != nil}
+	h := &goSDKHandler{server: server, stateful: stateful, stateless: stateless}
+	if o.EventStore == nil { // go-sdk numbers no event: the registry may write its own
+		h.updated, _ = updatedPrefix(nil) // nil, on an error: go-sdk writes them
+	}
+	return h
 }
 
 // A goSDKHandler sends each request to the go-sdk handler of its era.
@@ -84,12 +88,10 @@ type goSDKHandler struct {
 	stateful, stateless http.Handler
 	reg                 *resource.Registry // made the server: its listens are served at the edge (listen.go), its sessions' GET streams attached to it (sessionstream.go); nil if none
 	lists               *listChanged       // the listens at the edge that take list_changed
-	// numbered is set when go-sdk numbers the events of a session's
-	// stream (an EventStore): the registry then writes none itself.
-	numbered bool
-	// updated starts each notifications/resources/updated event the
+	// updated starts each notifications/resources/updated event a
 	// registry writes on a session's stream itself; nil if it writes
-	// none (sessionstream.go).
+	// none, as go-sdk numbers the stream's events (an EventStore)
+	// (sessionstream.go).
 	updated []byte
 }
 
@@ -117,9 +119,6 @@ func (h *goSDKHandler) withRegistry(reg *resource.Registry) *goSDKHandler {
 	}
 	c := *h
 	c.reg, c.lists = reg, &listChanged{reg: reg}
-	if !h.numbered {
-		c.updated, _ = updatedPrefix(nil) // nil, on an error: go-sdk writes them
-	}
 	return &c
 }
 

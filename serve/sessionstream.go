@@ -139,7 +139,17 @@ func (s *sessionStream) interrupt() { endOrInterrupt(&s.mu, &s.ended, s.rc) }
 // A writableStream is a sessionStream on which the registry writes each
 // notifications/resources/updated itself, as go-sdk writes it
 // (resource.SessionWriter): the stream of a go-sdk handler with no
-// EventStore, whose events go-sdk does not number.
+// EventStore, whose events go-sdk does not number. Each is written here
+// in go-sdk's place, never beside it (the registry then does not call
+// go-sdk's chain): the 2025-11-25 transport (basic/transports, Multiple
+// Connections) says "The server MUST send each of its JSON-RPC messages
+// on only one of the connected streams". It carries no event ID, as
+// go-sdk's do not here: "Servers MAY attach an id field to their SSE
+// events" and "If present, the ID MUST be globally unique across all
+// streams within that session" (Resumability and Redelivery); where
+// go-sdk numbers its events, an event of ours without one would be
+// missing from what a resuming client is replayed, so the edge writes
+// none there.
 type writableStream struct{ *sessionStream }
 
 // Updated writes notifications/resources/updated of uri into the
